@@ -1,0 +1,40 @@
+"""`memscope validate BENCH [--runs DIR…]`: one line per finding; exit 0 clean, 1 with errors."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from scorer.load.memeye import load_benchmark
+from scorer.load.runs import load_runs
+from scorer.load.validate import ERROR, validate
+from scorer.safe_text import plain
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("validate", help="check a benchmark (and runs) for schema and reference problems")
+    p.add_argument("bench", help="benchmark root, dialog folder or dialog file")
+    p.add_argument("--runs", nargs="+", default=[], metavar="DIR", help="run folders or trees of them")
+    p.add_argument("--allow-outside-root", action="store_true",
+                   help="let media paths point outside the benchmark root")
+    p.add_argument("--no-decode", action="store_true", help="only check that media files exist")
+    p.add_argument("--quiet", action="store_true", help="print errors only")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    bench = load_benchmark(args.bench, allow_outside_root=args.allow_outside_root)
+    runs = load_runs(args.runs) if args.runs else []
+    findings = validate(bench, runs, decode_media=not args.no_decode)
+    errors = sum(f.severity == ERROR for f in findings)
+    warnings = len(findings) - errors
+    for f in findings:
+        if args.quiet and f.severity != ERROR:
+            continue
+        print(plain(str(f)))
+    n_items = len(bench.item_ids())
+    rows = sum(len(r.predictions) for r in runs)
+    summary = (f"{bench.root}: {errors} error(s), {warnings} warning(s) — "
+               f"{len(bench.tasks)} task(s), {n_items} item(s), {len(runs)} run folder(s), {rows} row(s)")
+    print(plain(summary), file=sys.stderr)
+    return 1 if errors else 0

@@ -1,0 +1,85 @@
+"""Joining prediction rows to benchmark items by (task, mode, idx), with the question text checked."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+from scorer.model import Benchmark, Item, Prediction, Run
+
+_WS = re.compile(r"\s+")
+
+
+def same_question(a: str, b: str) -> bool:
+    """Upstream rows may reflow whitespace; anything else is a different question."""
+    return _WS.sub(" ", a).strip() == _WS.sub(" ", b).strip()
+
+
+@dataclass(frozen=True, slots=True)
+class JoinProblem:
+    run: Run
+    prediction: Prediction
+    severity: str  # "error" | "warning"
+    message: str
+    kind: str = "no_item"  # "no_item" | "no_idx" | "unknown_task" | "question_mismatch" | "unknown_round"
+
+    @property
+    def location(self) -> str:
+        return f"{self.run.folder / 'predictions.jsonl'}:{self.prediction.line}"
+
+
+class Joiner:
+    """Index of a benchmark's items by (task, mode, idx) for fast joins of many rows."""
+
+    def __init__(self, benchmark: Benchmark) -> None:
+        self.benchmark = benchmark
+        self.index = {(i.task, i.mode, i.index): i for i in benchmark.items()}
+
+    def item(self, run: Run, p: Prediction) -> Item | None:
+        return self.index.get((p.task, p.mode, p.idx)) or self.index.get((run.task, p.mode, p.idx))
+
+    def problems(self, runs: Iterable[Run]) -> list[JoinProblem]:
+        out = []
+        for run in runs:
+            if self.benchmark.task(run.task) is None and not any(
+                self.benchmark.task(p.task) for p in run.predictions[:1]
+            ):
+                for p in run.predictions[:1]:
+                    out.append(JoinProblem(run, p, "error", f"run's task {run.task!r} is not in the benchmark",
+                                           "unknown_task"))
+                continue
+            for p in run.predictions:
+                if p.idx < 1:
+                    out.append(JoinProblem(run, p, "error", "row has no integer idx (1-based item index)", "no_idx"))
+                    continue
+                item = self.item(run, p)
+                if item is None:
+                    out.append(JoinProblem(
+                        run, p, "error", f"row matches no item: task {p.task!r}, mode {p.mode!r}, idx {p.idx}"))
+                elif p.question and not same_question(p.question, item.question):
+                    out.append(JoinProblem(
+                        run, p, "warning",
+                        f"question differs from item {item.item_id} ({item.mode}): row has {p.question[:80]!r}, "
+                        f"benchmark has {item.question[:80]!r}", "question_mismatch"))
+                if item is not None:
+                    out += self._unknown_rounds(run, p, item)
+        return out
+
+    def _unknown_rounds(self, run: Run, p: Prediction, item: Item) -> list[JoinProblem]:
+        task = self.benchmark.task(item.task)
+        named = [r.round_id for r in p.retrieved or ()] + list(p.delivered or ())
+        unknown = sorted({r for r in named if not task.has_round(r)})
+        if not unknown:
+            return []
+        shown = ", ".join(unknown[:5]) + (f" (+{len(unknown) - 5} more)" if len(unknown) > 5 else "")
+        return [JoinProblem(run, p, "error", f"retrieved/delivered round id(s) not in task {item.task}: {shown}",
+                            "unknown_round")]
+
+    def pairs(self, runs: Iterable[Run]) -> Iterable[tuple[Run, Prediction, Item]]:
+        """Rows that join to an item (question mismatches included: they are warnings, not drops)."""
+        for run in runs:
+            for p in run.predictions:
+                item = self.item(run, p)
+                if item is not None:
+                    yield run, p, item

@@ -1,0 +1,335 @@
+"""Reader for MemEye-format benchmarks (DESIGN.md §2), with the omni-modal and evidence extensions.
+
+Accepts a benchmark root in the Hugging Face layout (`<root>/dialog/<Task>.json` and
+`<root>/dialog/<Task>_Open.json`, images under `<root>/image/<Task>/`), a folder of dialog files, or
+a single dialog file. Media are only located (one stat per file), never decoded.
+
+The reader is lenient about item-level shapes: it keeps what it can and leaves the judgement to
+validate.py, which inspects the raw dicts kept on the model. Only a file that cannot be read as a
+dialog at all is a DataError.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable
+
+from scorer.errors import DataError
+from scorer.load.paths import is_remote, resolve_media
+from scorer.model import (
+    Benchmark,
+    ChainFact,
+    Item,
+    Media,
+    Round,
+    Rotation,
+    Session,
+    Source,
+    Task,
+    frozen_map,
+)
+
+OPEN_SUFFIX = "_Open"
+QA_KEYS = ("human-annotated QAs", "human_annotated_QAs", "qas", "QAs")
+LETTERS = ("A", "B", "C", "D", "E", "F", "G", "H")
+
+
+def read_json(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise DataError(path, f"byte {err.start}", "not UTF-8 text") from None
+    except OSError as err:
+        raise DataError(path, "", f"cannot read: {err.strerror or err}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise DataError(path, f"{err.lineno}:{err.colno}", f"invalid JSON: {err.msg}") from None
+
+
+def dialog_files(path: Path) -> tuple[Path, list[Path]]:
+    """(benchmark root, dialog files) for a root, a dialog folder, or a single dialog file."""
+    path = Path(path)
+    if not path.exists():
+        raise DataError(path, "", "no such file or folder")
+    if path.is_file():
+        root = path.parent.parent if path.parent.name == "dialog" else path.parent
+        return root, [path]
+    folder = path / "dialog" if (path / "dialog").is_dir() else path
+    files = sorted(p for p in folder.glob("*.json") if p.is_file())
+    if not files:
+        raise DataError(path, "", "no dialog JSON files found (expected dialog/<Task>.json)")
+    return path, files
+
+
+def task_name_of(file: Path) -> tuple[str, bool]:
+    stem = file.stem
+    if stem.endswith(OPEN_SUFFIX):
+        return stem[: -len(OPEN_SUFFIX)], True
+    return stem, False
+
+
+def as_list(value: Any) -> list:
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return [value]
+
+
+def as_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float, bool)):
+        return str(value)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def parse_point(point: Any) -> tuple[frozenset[str], frozenset[str]]:
+    """`[["X2"], ["Y1"]]` (or `["X2", "Y1"]`, or `{"x": [...], "y": [...]}`) → (X set, Y set)."""
+    labels: list[str] = []
+    if isinstance(point, dict):
+        labels = [str(v) for k in ("x", "X", "y", "Y") for v in as_list(point.get(k))]
+    else:
+        for part in as_list(point):
+            labels += [str(v) for v in as_list(part)]
+    labels = [lab.strip().upper() for lab in labels]
+    x = frozenset(lab for lab in labels if lab.startswith("X"))
+    y = frozenset(lab for lab in labels if lab.startswith("Y"))
+    return x, y
+
+
+def parse_rotations(options: Any, item_answer: Any) -> tuple[tuple[Rotation, ...], str | None]:
+    """Both MCQ forms: a list of rotations (each with its own `answer`) or one `{A..D}` dict."""
+    if options is None or options == [] or options == {}:
+        return (), None
+    if isinstance(options, dict):
+        opts = {k: as_text(v) for k, v in options.items() if k in LETTERS}
+        letter = as_text(options.get("answer", item_answer)).strip().upper()
+        return (Rotation(frozen_map(opts), letter),), "legacy"
+    rotations = []
+    for rot in as_list(options):
+        if not isinstance(rot, dict):
+            continue
+        opts = {k: as_text(v) for k, v in rot.items() if k in LETTERS}
+        letter = as_text(rot.get("answer", "")).strip().upper()
+        rotations.append(Rotation(frozen_map(opts), letter))
+    return tuple(rotations), "rotation"
+
+
+class _MediaResolver:
+    def __init__(self, root: Path, allow_outside_root: bool) -> None:
+        self.root = root
+        self.allow = allow_outside_root
+        self._cache: dict[tuple[Path, str], tuple[Path | None, str | None]] = {}
+
+    def media(self, kind: str, ref: Any, dialog_file: Path, text: Any = None, media_id: Any = None,
+              frames: Iterable[Any] = ()) -> Media:
+        ref_s = as_text(ref)
+        caption = as_text(text) or None
+        mid = as_text(media_id) or None
+        if is_remote(ref_s):
+            return Media(kind, ref_s, url=ref_s, text=caption, media_id=mid)
+        path, problem = self.resolve(ref_s, dialog_file)
+        frame_paths = []
+        for f in frames:
+            fp, fprob = self.resolve(as_text(f), dialog_file)
+            if fp is not None:
+                frame_paths.append(fp)
+            elif problem is None and path is None:
+                problem = fprob
+        if path is None and frame_paths:
+            problem = None  # a video given only as frames is fine
+        return Media(kind, ref_s, path=path, text=caption, media_id=mid,
+                     frames=tuple(frame_paths), problem=problem)
+
+    def resolve(self, ref: str, dialog_file: Path) -> tuple[Path | None, str | None]:
+        key = (dialog_file.parent, ref)
+        if key not in self._cache:
+            self._cache[key] = resolve_media(ref, dialog_file, self.root, self.allow)
+        return self._cache[key]
+
+
+def _nth(values: list, i: int) -> Any:
+    return values[i] if i < len(values) else None
+
+
+def round_media(turn: dict, dialog_file: Path, res: _MediaResolver) -> tuple[Media, ...]:
+    out: list[Media] = []
+    images = as_list(turn.get("input_image"))
+    ids = as_list(turn.get("image_id"))
+    caps = as_list(turn.get("image_caption"))
+    for i, ref in enumerate(images):
+        out.append(res.media("image", ref, dialog_file, _nth(caps, i), _nth(ids, i)))
+    videos = as_list(turn.get("input_video"))
+    frames = turn.get("video_frames")
+    vcaps = as_list(turn.get("video_caption"))
+    # video_frames: a list of frame lists (one per video) or, for one video, a flat list of paths.
+    if isinstance(frames, list) and frames and all(isinstance(f, str) for f in frames):
+        frame_lists = [frames]
+    else:
+        frame_lists = [as_list(f) for f in as_list(frames)]
+    if not videos and frame_lists:
+        videos = [f"frames:{i}" for i in range(len(frame_lists))]
+    for i, ref in enumerate(videos):
+        fl = _nth(frame_lists, i) or []
+        if str(ref).startswith("frames:"):
+            m = res.media("video", fl[0] if fl else "", dialog_file, _nth(vcaps, i), None, fl)
+            out.append(Media("video", f"{len(fl)} frames", None, None, m.text, None, m.frames,
+                             m.problem if not m.frames else None))
+        else:
+            out.append(res.media("video", ref, dialog_file, _nth(vcaps, i), None, fl))
+    audios = as_list(turn.get("input_audio"))
+    trans = as_list(turn.get("audio_transcript"))
+    for i, ref in enumerate(audios):
+        out.append(res.media("audio", ref, dialog_file, _nth(trans, i)))
+    return tuple(out)
+
+
+def read_sessions(data: dict, file: Path, rel: str, res: _MediaResolver, start_order: int = 0) -> tuple[Session, ...]:
+    raw_sessions = data.get("multi_session_dialogues")
+    if raw_sessions is None:
+        raw_sessions = []
+    if not isinstance(raw_sessions, list):
+        raise DataError(file, "multi_session_dialogues", "must be a list of sessions")
+    sessions: list[Session] = []
+    order = start_order
+    for s_i, sess in enumerate(raw_sessions):
+        if not isinstance(sess, dict):
+            raise DataError(file, f"multi_session_dialogues[{s_i}]", "session must be an object")
+        sid = as_text(sess.get("session_id")) or f"D{s_i + 1}"
+        date = as_text(sess.get("date")) or None
+        turns = sess.get("dialogues") or []
+        if not isinstance(turns, list):
+            raise DataError(file, f"session {sid}", "dialogues must be a list")
+        rounds = []
+        for t_i, turn in enumerate(turns):
+            if not isinstance(turn, dict):
+                raise DataError(file, f"session {sid} round {t_i + 1}", "round must be an object")
+            rid = as_text(turn.get("round")) or f"{sid}:{t_i + 1}"
+            rounds.append(Round(
+                round_id=rid,
+                session_id=sid,
+                position=t_i + 1,
+                order=order,
+                user=as_text(turn.get("user")),
+                assistant=as_text(turn.get("assistant")),
+                media=round_media(turn, file, res),
+                date=date,
+                raw=frozen_map(turn),
+            ))
+            order += 1
+        sessions.append(Session(sid, s_i, date, tuple(rounds), Source(rel, f"session {sid}")))
+    return tuple(sessions)
+
+
+def qa_list(data: dict, file: Path) -> list:
+    for key in QA_KEYS:
+        if key in data:
+            qas = data[key]
+            if not isinstance(qas, list):
+                raise DataError(file, key, "must be a list of QA items")
+            return qas
+    return []
+
+
+def read_chain(raw: Any, clues: tuple[str, ...]) -> tuple[ChainFact, ...]:
+    if not raw:
+        return tuple(ChainFact(c, "answer") for c in clues)
+    facts = []
+    for fact in as_list(raw):
+        if isinstance(fact, str):
+            facts.append(ChainFact(fact, "answer"))
+        elif isinstance(fact, dict):
+            facts.append(ChainFact(
+                as_text(fact.get("round")),
+                as_text(fact.get("role")) or "answer",
+                as_text(fact.get("modality")) or None,
+                as_text(fact.get("challenge")) or None,
+            ))
+    return tuple(facts)
+
+
+def read_items(data: dict, file: Path, rel: str, task: str, is_open_file: bool,
+               res: _MediaResolver) -> list[Item]:
+    items = []
+    for i, qa in enumerate(qa_list(data, file)):
+        idx = i + 1
+        src = Source(rel, f"QA #{idx}")
+        if not isinstance(qa, dict):
+            raise DataError(rel, f"QA #{idx}", "QA item must be an object")
+        x, y = parse_point(qa.get("point"))
+        options = qa.get("options")
+        rotations, form = parse_rotations(options, qa.get("answer"))
+        mode = "open" if is_open_file or not rotations and form is None else "mcq"
+        clues = tuple(as_text(c).strip() for c in as_list(qa.get("clue")))
+        q_images = tuple(
+            res.media("image", ref, file)
+            for key in ("question_image", "question_images")
+            for ref in as_list(qa.get(key))
+        )
+        answerable = qa.get("answerable", True)
+        items.append(Item(
+            item_id=as_text(qa.get("id")) or f"{task}:{idx}",
+            task=task,
+            index=idx,
+            mode=mode,
+            question=as_text(qa.get("question")),
+            answer=as_text(qa.get("answer")),
+            x=x,
+            y=y,
+            session_ids=tuple(as_text(s) for s in as_list(qa.get("session_id"))),
+            clue_rounds=clues,
+            chain=read_chain(qa.get("chain"), clues),
+            rotations=rotations if mode == "mcq" else (),
+            mcq_form=form if mode == "mcq" else None,
+            answerable=answerable if isinstance(answerable, bool) else True,
+            cluster=as_text(qa.get("cluster")) or task,
+            question_images=q_images,
+            explanation=as_text(qa.get("explanation")),
+            source=src,
+            raw=frozen_map(qa),
+        ))
+    return items
+
+
+def relpath(path: Path, root: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(root.resolve()))
+    except ValueError:
+        return str(path)
+
+
+def load_benchmark(path: str | Path, allow_outside_root: bool = False) -> Benchmark:
+    """Read a benchmark. Raises DataError (one line: file:location: message) when a file is unreadable."""
+    root, files = dialog_files(Path(path))
+    res = _MediaResolver(root, allow_outside_root)
+    by_task: dict[str, dict[str, Any]] = {}
+    for file in files:
+        data = read_json(file)
+        rel = relpath(file, root)
+        if not isinstance(data, dict):
+            raise DataError(rel, "", "a dialog file must be a JSON object")
+        task, is_open = task_name_of(file)
+        entry = by_task.setdefault(task, {"sessions": None, "items": [], "files": [], "profile": {}})
+        entry["files"].append(file)
+        # The MCQ file and its _Open mirror carry the same dialogue: read it once, MCQ file first.
+        if entry["sessions"] is None or (not is_open and not entry["sessions"]):
+            entry["sessions"] = read_sessions(data, file, rel, res)
+            entry["profile"] = data.get("character_profile") or {}
+        entry["items"] += read_items(data, file, rel, task, is_open, res)
+    tasks = []
+    for name in sorted(by_task):
+        e = by_task[name]
+        items = sorted(e["items"], key=lambda it: (it.mode != "mcq", it.index))
+        tasks.append(Task(
+            name=name,
+            sessions=e["sessions"] or (),
+            items=tuple(items),
+            files=tuple(e["files"]),
+            profile=frozen_map(e["profile"] if isinstance(e["profile"], dict) else {}),
+        ))
+    return Benchmark(root=root, name=root.name, tasks=tuple(tasks))

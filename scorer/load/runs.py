@@ -1,0 +1,225 @@
+"""Reader for upstream run folders (DESIGN.md §3): config.json, metrics.json, predictions.jsonl.
+
+Any folder tree containing such folders loads as is. Every upstream row field is kept (`raw`);
+what memscope understands is mapped into Prediction fields: rotation MCQ, legacy MCQ and open rows,
+and the retrieval logs (our evidence extension, or upstream's method_runtime seed/selected rounds).
+Joining rows to items and checking their questions is `join.py`'s job, not this reader's.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+from contextlib import contextmanager
+import re
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+from scorer.errors import DataError
+from scorer.load.memeye import read_json
+from scorer.load.rows import json_error, loads, num as _num
+from scorer.model import Prediction, Run, frozen_map
+
+PREDICTIONS = "predictions.jsonl"
+FOLDER_RE = re.compile(r"^(?P<stamp>\d{8}_\d{6})_(?P<rest>.+)$")
+
+
+def find_run_folders(path: Path) -> list[Path]:
+    """Every folder under `path` (or `path` itself) holding a predictions.jsonl, sorted."""
+    path = Path(path)
+    if not path.exists():
+        raise DataError(path, "", "no such file or folder")
+    if path.is_file():
+        if path.name == PREDICTIONS:
+            return [path.parent]
+        raise DataError(path, "", f"expected a run folder or a tree of them (with {PREDICTIONS})")
+    found = []
+    for dirpath, dirnames, filenames in os.walk(path, followlinks=False):
+        dirnames.sort()
+        if PREDICTIONS in filenames:
+            found.append(Path(dirpath))
+    return found
+
+
+def _text(v: Any) -> str:
+    if v is None:
+        return ""
+    return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+
+
+def normalise_modality(v: Any) -> str | None:
+    if not isinstance(v, str) or not v:
+        return None
+    s = v.lower()
+    if "text" in s:
+        return "text"
+    if any(k in s for k in ("multi", "visual", "image", "vision", "omni")):
+        return "multimodal"
+    return s
+
+
+def _name(v: Any) -> str:
+    if isinstance(v, dict):
+        for k in ("name", "model_name", "model", "id"):
+            if isinstance(v.get(k), str):
+                return v[k]
+        return ""
+    return v if isinstance(v, str) else ""
+
+
+def parse_row(row: dict, line: int, task: str, mode: str) -> Prediction:
+    runtime = row.get("method_runtime")
+    history_source = row.get("history_source")
+    if history_source is None and isinstance(runtime, dict):
+        history_source = runtime.get("history_source")
+    abstained = row.get("abstained")
+    valid = row.get("valid_choice")
+    idx = row.get("idx")
+    choice = row.get("choice")
+    reasoning = row.get("judge_reasoning")
+    return Prediction(
+        task=_text(row.get("task")) or task,
+        mode=_text(row.get("mode")) or mode,
+        idx=idx if isinstance(idx, int) and not isinstance(idx, bool) else -1,
+        question=_text(row.get("question")),
+        gt=_text(row.get("gt")),
+        pred=_text(row.get("pred")),
+        line=line,
+        em=_num(row.get("em")),
+        judge=_num(row.get("judge")),
+        judge_reasoning=reasoning if isinstance(reasoning, str) else None,
+        bleu_1=_num(row.get("bleu_1")),
+        exact_match=_num(row.get("exact_match")),
+        contains_gt=_num(row.get("contains_gt")),
+        f1=_num(row.get("f1")),
+        choice=choice if isinstance(choice, str) and choice else None,
+        valid_choice=valid if isinstance(valid, bool) else None,
+        abstained=abstained if isinstance(abstained, bool) else None,
+        history_source=history_source if isinstance(history_source, str) else None,
+        raw=row,
+    )
+
+
+def read_rows(path: Path) -> list[tuple[int, dict]]:
+    rows = []
+    try:
+        with path.open("rb") as fh:
+            for line_no, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    row = loads(line)
+                except ValueError:
+                    col, msg = json_error(line)
+                    raise DataError(path, f"{line_no}:{col}" if col else str(line_no), msg) from None
+                if not isinstance(row, dict):
+                    raise DataError(path, str(line_no), "a prediction row must be a JSON object")
+                rows.append((line_no, row))
+    except UnicodeDecodeError as err:
+        raise DataError(path, f"byte {err.start}", "not UTF-8 text") from None
+    except OSError as err:
+        raise DataError(path, "", f"cannot read: {err.strerror or err}") from None
+    return rows
+
+
+def _first(*values: Any) -> Any:
+    for v in values:
+        if v not in (None, "", [], {}):
+            return v
+    return None
+
+
+def _method_name(metrics: dict, first_row: dict) -> str:
+    eff = _first(first_row.get("effective_method_name"), metrics.get("effective_method_name"))
+    if isinstance(eff, str):
+        return eff
+    base = _first(metrics.get("method_name"), first_row.get("method_name"))
+    base = base if isinstance(base, str) else ""
+    modality = _first(metrics.get("method_modality"), first_row.get("method_modality"))
+    if base and isinstance(modality, str) and modality in ("text_only", "multimodal") \
+            and not base.endswith(("__text_only", "__multimodal")):
+        return f"{base}__{modality}"
+    return base
+
+
+def read_run_folder(folder: Path) -> Run:
+    config = read_json(folder / "config.json") if (folder / "config.json").is_file() else {}
+    metrics = read_json(folder / "metrics.json") if (folder / "metrics.json").is_file() else {}
+    if not isinstance(config, dict):
+        raise DataError(folder / "config.json", "", "must be a JSON object")
+    if not isinstance(metrics, dict):
+        raise DataError(folder / "metrics.json", "", "must be a JSON object")
+    rows = read_rows(folder / PREDICTIONS)
+    first = rows[0][1] if rows else {}
+    folder_match = FOLDER_RE.match(folder.name)
+    method = _method_name(metrics, first)
+    backbone = _name(_first(metrics.get("model_name"), config.get("model"), first.get("model")))
+    if folder_match and (not backbone or not method):
+        rest = folder_match["rest"]
+        if method and rest.endswith("_" + method):
+            backbone = backbone or rest[: -len(method) - 1]
+        elif backbone and rest.startswith(backbone + "_"):
+            method = method or rest[len(backbone) + 1:]
+    if not backbone:
+        raise DataError(folder, "", "cannot tell the run's backbone (no metrics.json model_name or config.json model)")
+    if not method:
+        raise DataError(folder, "", "cannot tell the run's method (no method_name in metrics.json or rows)")
+    task = _name(_first(metrics.get("task_name"), config.get("task"), first.get("task"))) or folder.parent.name
+    mode = _first(metrics.get("mode"), first.get("mode"))
+    mode = mode.lower() if isinstance(mode, str) else ""
+    if mode not in ("mcq", "open"):
+        mode = "open" if first and not first.get("rotations") and first.get("choice") is None else "mcq"
+    modality = normalise_modality(_first(metrics.get("method_modality"), first.get("method_modality")))
+    if modality is None:
+        modality = normalise_modality(method.rsplit("__", 1)[-1]) if "__" in method else None
+    predictions = tuple(parse_row(row, line, task, mode) for line, row in rows)
+    return Run(
+        backbone=backbone,
+        method=method,
+        mode=mode,
+        task=task,
+        folder=folder,
+        modality=modality,
+        config=frozen_map(config),
+        metrics=frozen_map(metrics),
+        predictions=predictions,
+    )
+
+
+def load_runs(paths: Iterable[str | Path] | str | Path, benchmark: Any = None) -> list[Run]:
+    """Read every run folder under the given paths, in a stable order.
+
+    `benchmark` is accepted for symmetry with the other readers; joining and question checks are in
+    scorer.load.join so that reading stays separate from validating.
+    """
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    folders: list[Path] = []
+    for p in paths:
+        for f in find_run_folders(Path(p)):
+            if f not in folders:
+                folders.append(f)
+    with gc_paused():
+        return [read_run_folder(f) for f in folders]
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Loading builds hundreds of thousands of acyclic objects; the cyclic collector would rescan
+    them over and over (it more than doubles the load time), so it waits until we are done."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def group_runs(runs: Sequence[Run]) -> dict[tuple[str, str, str], list[Run]]:
+    """Runs by (backbone, method, mode): one entry per task folder."""
+    out: dict[tuple[str, str, str], list[Run]] = {}
+    for r in runs:
+        out.setdefault((r.backbone, r.method, r.mode), []).append(r)
+    return out

@@ -1,0 +1,210 @@
+"""Checks of a loaded benchmark (and its runs): schema, references, media, joins.
+
+Each finding is one line `file:location: severity: message`. Loading stays lenient (memeye.py keeps
+what it can); this module decides what is wrong, from the model and the raw dicts it keeps.
+"""
+
+from __future__ import annotations
+
+import wave
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from scorer.load.join import Joiner
+from scorer.model import (
+    CHAIN_CHALLENGES,
+    CHAIN_MODALITIES,
+    CHAIN_ROLES,
+    X_LABELS,
+    Y_LABELS,
+    Benchmark,
+    Item,
+    Media,
+    Run,
+    Task,
+)
+
+ERROR = "error"
+WARNING = "warning"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    file: str
+    location: str
+    severity: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.location}" if self.location else self.file
+        return f"{where}: {self.severity}: {self.message}"
+
+
+def _media_problem(m: Media, decode: bool) -> str | None:
+    if m.is_remote:
+        return None
+    if m.problem:
+        return m.problem
+    if m.path is None and not m.frames:
+        return f"media file not found: {m.ref}"
+    if not decode:
+        return None
+    for p in ([m.path] if m.path is not None else []) + list(m.frames):
+        reason = undecodable(m.kind if p == m.path else "image", p)
+        if reason:
+            return f"{p.name}: {reason}"
+    return None
+
+
+def undecodable(kind: str, path: Path) -> str | None:
+    """Why a media file cannot be decoded, or None. Reads headers only where that is enough."""
+    if path.is_dir():
+        return None if any(path.iterdir()) else "empty frame folder"
+    suffix = path.suffix.lower()
+    try:
+        if kind == "image" or suffix in (".gif", ".webp", ".png", ".jpg", ".jpeg"):
+            from PIL import Image
+
+            with Image.open(path) as im:
+                im.verify()
+            return None
+        if kind == "audio":
+            if suffix == ".wav":
+                with wave.open(str(path), "rb") as w:
+                    if w.getnframes() == 0:
+                        return "audio has no frames"
+                return None
+            try:
+                import soundfile  # the audio extra reads FLAC/OGG/float WAV
+            except (ImportError, OSError):
+                return None
+            soundfile.info(str(path))
+            return None
+        if kind == "video":
+            head = path.read_bytes()[:16]
+            if len(head) < 12:
+                return "file too short to be a video"
+            return None
+    except Exception as err:  # any decoder failure is a finding, never a crash
+        return f"cannot decode {kind}: {type(err).__name__}: {str(err)[:120]}"
+    return None
+
+
+def _labels(item: Item) -> list[str]:
+    return sorted(item.x | item.y)
+
+
+def check_task(task: Task, decode: bool) -> list[Finding]:
+    out: list[Finding] = []
+    seen: Counter[str] = Counter()
+    for s in task.sessions:
+        file = s.source.file
+        for r in s.rounds:
+            seen[r.round_id] += 1
+            if seen[r.round_id] == 2:
+                out.append(Finding(file, f"round {r.round_id}", ERROR, "duplicate round id"))
+            for k, m in enumerate(r.media):
+                why = _media_problem(m, decode)
+                if why:
+                    out.append(Finding(file, f"round {r.round_id} {m.kind}[{k}]", ERROR, why))
+    session_ids = {s.session_id for s in task.sessions}
+    dup_items: Counter[tuple[str, str]] = Counter()
+    for it in task.items:
+        dup_items[(it.item_id, it.mode)] += 1
+        out += check_item(task, it, session_ids, decode)
+    for (iid, mode), n in dup_items.items():
+        if n > 1:
+            out.append(Finding(str(task.files[0]) if task.files else task.name, iid, ERROR,
+                               f"item id {iid} appears {n} times in mode {mode}"))
+    return out
+
+
+def check_item(task: Task, it: Item, session_ids: set[str], decode: bool) -> list[Finding]:
+    f, loc = it.source.file, it.source.location
+    out: list[Finding] = []
+
+    def add(sev: str, msg: str) -> None:
+        out.append(Finding(f, loc, sev, msg))
+
+    if not it.question.strip():
+        add(ERROR, "empty question")
+    if not it.answer.strip() and it.answerable:
+        add(WARNING, "empty gold answer")
+    bad = [lab for lab in _labels(it) if lab not in X_LABELS + Y_LABELS]
+    raw_point = it.raw.get("point")
+    if bad:
+        add(ERROR, f"label(s) outside X1–X4/Y1–Y3: {', '.join(bad)}")
+    if raw_point is not None and not it.x and not it.y and not bad:
+        add(ERROR, f"point {raw_point!r} holds no X or Y label")
+    elif raw_point is not None and (not it.x or not it.y):
+        add(WARNING, f"item has no {'X' if not it.x else 'Y'} label")
+    for c in it.clue_rounds:
+        if not task.has_round(c):
+            add(ERROR, f"clue round {c} does not exist")
+    clue_set = set(it.clue_rounds)
+    for k, fact in enumerate(it.chain):
+        if not task.has_round(fact.round_id):
+            if fact.round_id not in clue_set:  # already reported as a clue
+                add(ERROR, f"chain[{k}] round {fact.round_id or '(none)'} does not exist")
+        if fact.role not in CHAIN_ROLES:
+            add(WARNING, f"chain[{k}] role {fact.role!r} is not one of {', '.join(CHAIN_ROLES)}")
+        if fact.modality is not None and fact.modality not in CHAIN_MODALITIES:
+            add(WARNING, f"chain[{k}] modality {fact.modality!r} is not one of {', '.join(CHAIN_MODALITIES)}")
+        if fact.challenge is not None and fact.challenge not in CHAIN_CHALLENGES:
+            add(WARNING, f"chain[{k}] challenge {fact.challenge!r} is unknown")
+    for s in it.session_ids:
+        if s not in session_ids:
+            add(ERROR, f"session {s} does not exist")
+    if "answerable" in it.raw and not isinstance(it.raw["answerable"], bool):
+        add(ERROR, f"answerable must be true or false, not {it.raw['answerable']!r}")
+    if it.mode == "mcq":
+        if not it.rotations:
+            add(ERROR, "MCQ item has no usable options")
+        for k, rot in enumerate(it.rotations):
+            if rot.answer not in rot.options:
+                add(ERROR, f"rotation {k}: answer letter {rot.answer!r} is not an option "
+                           f"({', '.join(sorted(rot.options)) or 'none'})")
+    for k, m in enumerate(it.question_images):
+        why = _media_problem(m, decode)
+        if why:
+            add(ERROR, f"question image[{k}]: {why}")
+    return out
+
+
+def check_mirrors(bench: Benchmark) -> list[Finding]:
+    """MCQ items and their open mirrors share an id; a question present in one mode only is worth a look."""
+    out = []
+    for task in bench.tasks:
+        modes = {m: {i.item_id for i in task.items if i.mode == m} for m in ("mcq", "open")}
+        if modes["mcq"] and modes["open"]:
+            for iid in sorted(modes["mcq"] - modes["open"]):
+                out.append(Finding(task.name, iid, WARNING, "MCQ item has no open mirror"))
+            for iid in sorted(modes["open"] - modes["mcq"]):
+                out.append(Finding(task.name, iid, WARNING, "open item has no MCQ mirror"))
+    return out
+
+
+def check_runs(bench: Benchmark, runs: Sequence[Run]) -> list[Finding]:
+    out = []
+    for prob in Joiner(bench).problems(runs):
+        # Scoring goes on past a question mismatch (a warning there); validation calls it an error,
+        # since a row joined to the wrong question makes every number built on it wrong.
+        severity = ERROR if prob.kind == "question_mismatch" else prob.severity
+        out.append(Finding(str(prob.run.folder / "predictions.jsonl"), str(prob.prediction.line),
+                           severity, prob.message))
+    keys = Counter((r.backbone, r.method, r.mode, r.task) for r in runs)
+    for (b, m, mode, t), n in keys.items():
+        if n > 1:
+            out.append(Finding(t, f"{b}/{m}", WARNING, f"{n} run folders for the same task and mode ({mode}); rows of all are used"))
+    return out
+
+
+def validate(bench: Benchmark, runs: Iterable[Run] = (), decode_media: bool = True) -> list[Finding]:
+    findings: list[Finding] = []
+    for task in bench.tasks:
+        findings += check_task(task, decode_media)
+    findings += check_mirrors(bench)
+    findings += check_runs(bench, list(runs))
+    return findings

@@ -1,0 +1,1 @@
+"""Pure metric functions over arrays and DataFrames: no file I/O, no printing."""

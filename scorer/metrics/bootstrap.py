@@ -1,0 +1,314 @@
+"""Vectorised nonparametric percentile bootstrap (DESIGN.md §5).
+
+Items are the unit: callers pass one value per item (an MCQ item's rotation-averaged EM, an open
+item's judge score), never one per rotation. Defaults: 10,000 resamples, seed 20260430, percentile
+95% CI. Resamples are drawn as an index matrix from one `numpy.random.Generator`, in chunks bounded
+by `MAX_CELLS` so memory stays flat however many items there are; the chunking never changes the
+draws (the generator's stream is the same whether taken in one call or several), so a result
+depends only on the data, the seed and the number of resamples.
+
+Pure functions: no I/O, no printing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Hashable, Iterator, Sequence
+
+import numpy as np
+
+DEFAULT_SEED = 20260430
+DEFAULT_RESAMPLES = 10_000
+DEFAULT_CONFIDENCE = 0.95
+# Cells of the resample index matrix held at once (int64): 4M cells = 32 MB per chunk.
+MAX_CELLS = 4_000_000
+
+
+@dataclass(frozen=True)
+class BootstrapCI:
+    """A point estimate with its percentile bootstrap CI. `n` counts items (units of resampling
+    unless `n_clusters` is set, in which case clusters were resampled). Values are None, with
+    `undefined_reason`, when there is nothing to estimate."""
+
+    estimate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+    resamples: int
+    seed: int
+    confidence: float = DEFAULT_CONFIDENCE
+    n_clusters: int | None = None
+    undefined_reason: str | None = None
+    dropped: int = 0  # resamples on which the statistic was undefined (NaN), left out of the CI
+
+
+@dataclass(frozen=True)
+class PairedCI(BootstrapCI):
+    """A paired difference mean(a − b) with its CI, and both sides' means for the report."""
+
+    mean_a: float | None = None
+    mean_b: float | None = None
+
+
+@dataclass(frozen=True)
+class TwoSampleCI(BootstrapCI):
+    """mean(a) − mean(b) for two independent groups (each resampled within itself)."""
+
+    n_b: int = 0
+    mean_a: float | None = None
+    mean_b: float | None = None
+
+
+@dataclass(frozen=True)
+class WinTieLoss:
+    """Per-item paired comparison: a wins where a > b + tol, loses where a < b − tol."""
+
+    wins: int
+    ties: int
+    losses: int
+    n: int
+
+
+# ---------------------------------------------------------------------------------------------
+# Resampling primitives
+
+
+def chunk_rows(n_units: int, resamples: int, max_cells: int = MAX_CELLS) -> int:
+    """Resamples per chunk so that chunk × n_units stays within `max_cells`."""
+    return max(1, min(resamples, max_cells // max(1, n_units)))
+
+
+def resample_indices(
+    n_units: int,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int | np.random.Generator = DEFAULT_SEED,
+    max_cells: int = MAX_CELLS,
+) -> Iterator[np.ndarray]:
+    """Yield (rows, n_units) int64 index matrices, `resamples` rows in all, drawn with replacement.
+
+    Row r of the concatenation is the same whatever `max_cells` is (tested)."""
+    if n_units < 1:
+        raise ValueError("cannot resample from zero units")
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    step = chunk_rows(n_units, resamples, max_cells)
+    done = 0
+    while done < resamples:
+        rows = min(step, resamples - done)
+        yield rng.integers(0, n_units, size=(rows, n_units))
+        done += rows
+
+
+def resample_counts(
+    n_units: int,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int | np.random.Generator = DEFAULT_SEED,
+    max_cells: int = MAX_CELLS,
+) -> Iterator[np.ndarray]:
+    """Yield (rows, n_units) multiplicity matrices (how often each unit was drawn), from the same
+    draws as `resample_indices`: one bincount over row-offset indices per chunk, no Python loop."""
+    for idx in resample_indices(n_units, resamples, seed, max_cells):
+        rows = idx.shape[0]
+        offset = (np.arange(rows, dtype=np.int64) * n_units)[:, None]
+        yield np.bincount((idx + offset).ravel(), minlength=rows * n_units).reshape(rows, n_units)
+
+
+def percentile_ci(distribution: np.ndarray, confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, float]:
+    """Percentile interval (linear interpolation, as numpy's and scipy's default quantile)."""
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    alpha = (1 - confidence) / 2
+    low, high = np.quantile(np.asarray(distribution, dtype=float), [alpha, 1 - alpha])
+    return float(low), float(high)
+
+
+def _check_common(resamples: int, confidence: float) -> None:
+    if resamples < 1:
+        raise ValueError(f"resamples must be >= 1, got {resamples}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+
+
+def bootstrap_indices(
+    statistic: Callable[[np.ndarray], np.ndarray],
+    n: int,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = DEFAULT_CONFIDENCE,
+    max_cells: int = MAX_CELLS,
+) -> BootstrapCI:
+    """Generic percentile bootstrap: `statistic(idx)` maps an (rows, n) index matrix to `rows`
+    values (NaN marks a resample where the statistic is undefined; those are dropped). The point
+    estimate is `statistic` on the identity row."""
+    _check_common(resamples, confidence)
+    if n < 1:
+        return BootstrapCI(None, None, None, 0, resamples, seed, confidence, undefined_reason="no items")
+    estimate = float(np.asarray(statistic(np.arange(n)[None, :]), dtype=float)[0])
+    dist = np.concatenate(
+        [np.asarray(statistic(idx), dtype=float) for idx in resample_indices(n, resamples, seed, max_cells)]
+    )
+    return _finish(estimate, dist, n, resamples, seed, confidence)
+
+
+def bootstrap_weights(
+    statistic: Callable[[np.ndarray], np.ndarray],
+    n: int,
+    clusters: Sequence[Hashable] | np.ndarray | None = None,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = DEFAULT_CONFIDENCE,
+    max_cells: int = MAX_CELLS,
+) -> BootstrapCI:
+    """Generic (optionally clustered) bootstrap on item weights: `statistic(w)` maps an (rows, n)
+    matrix of item multiplicities to `rows` values. With `clusters` (one label per item), clusters
+    are drawn with replacement and every item of a drawn cluster gets that cluster's multiplicity."""
+    _check_common(resamples, confidence)
+    if n < 1:
+        return BootstrapCI(None, None, None, 0, resamples, seed, confidence, undefined_reason="no items")
+    codes, n_units = _cluster_codes(clusters, n)
+    estimate = float(np.asarray(statistic(np.ones((1, n))), dtype=float)[0])
+    parts = []
+    # Item weight rows are n wide although only n_units are drawn: size chunks by the wider one.
+    budget = max(1, max_cells * n_units // max(n, 1))
+    for w in resample_counts(n_units, resamples, seed, budget):
+        parts.append(np.asarray(statistic(w if codes is None else w[:, codes]), dtype=float))
+    return _finish(estimate, np.concatenate(parts), n, resamples, seed, confidence,
+                   n_clusters=None if codes is None else n_units)
+
+
+# ---------------------------------------------------------------------------------------------
+# Means and differences
+
+
+def mean_ci(
+    values: Sequence[float] | np.ndarray,
+    clusters: Sequence[Hashable] | np.ndarray | None = None,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = DEFAULT_CONFIDENCE,
+    max_cells: int = MAX_CELLS,
+) -> BootstrapCI:
+    """Mean of per-item values with a percentile CI; with `clusters`, resample clusters (e.g.
+    persona/conversation) and take the mean over all items of the drawn clusters."""
+    _check_common(resamples, confidence)
+    x = _as_values(values, "values")
+    return _mean_of_units(x, clusters, resamples, seed, confidence, max_cells)
+
+
+def paired_diff_ci(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    clusters: Sequence[Hashable] | np.ndarray | None = None,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = DEFAULT_CONFIDENCE,
+    max_cells: int = MAX_CELLS,
+) -> PairedCI:
+    """mean(a − b) over items scored by both sides; each resample uses the same item (or cluster)
+    indices for a and b, which is the same as resampling the per-item differences."""
+    _check_common(resamples, confidence)
+    xa, xb = _as_values(a, "a"), _as_values(b, "b")
+    if xa.shape != xb.shape:
+        raise ValueError(f"paired inputs differ in length: {xa.size} vs {xb.size}")
+    res = _mean_of_units(xa - xb, clusters, resamples, seed, confidence, max_cells)
+    means = (float(xa.mean()), float(xb.mean())) if xa.size else (None, None)
+    return PairedCI(**_fields(res), mean_a=means[0], mean_b=means[1])
+
+
+def two_sample_diff_ci(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = DEFAULT_CONFIDENCE,
+    max_cells: int = MAX_CELLS,
+) -> TwoSampleCI:
+    """mean(a) − mean(b) for disjoint item groups (e.g. Y3 vs Y1 items), each resampled within
+    itself from its own stream spawned from `seed`."""
+    _check_common(resamples, confidence)
+    xa, xb = _as_values(a, "a"), _as_values(b, "b")
+    if xa.size == 0 or xb.size == 0:
+        return TwoSampleCI(None, None, None, int(xa.size), resamples, seed, confidence,
+                           undefined_reason="a group has no items", n_b=int(xb.size))
+    ga, gb = np.random.SeedSequence(seed).spawn(2)
+    ma = _resampled_means(xa, np.ones(xa.size), resamples, np.random.default_rng(ga), max_cells)
+    mb = _resampled_means(xb, np.ones(xb.size), resamples, np.random.default_rng(gb), max_cells)
+    mean_a, mean_b = float(xa.mean()), float(xb.mean())
+    res = _finish(mean_a - mean_b, ma - mb, int(xa.size), resamples, seed, confidence)
+    return TwoSampleCI(**_fields(res), n_b=int(xb.size), mean_a=mean_a, mean_b=mean_b)
+
+
+def win_tie_loss(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, tol: float = 1e-9) -> WinTieLoss:
+    """Count items where a beats, ties or loses to b (paired per-item scores)."""
+    xa, xb = _as_values(a, "a"), _as_values(b, "b")
+    if xa.shape != xb.shape:
+        raise ValueError(f"paired inputs differ in length: {xa.size} vs {xb.size}")
+    d = xa - xb
+    wins, losses = int((d > tol).sum()), int((d < -tol).sum())
+    return WinTieLoss(wins, int(d.size) - wins - losses, losses, int(d.size))
+
+
+# ---------------------------------------------------------------------------------------------
+# Internals
+
+
+def _as_values(values: Sequence[float] | np.ndarray, name: str) -> np.ndarray:
+    x = np.asarray(values, dtype=float)
+    if x.ndim != 1:
+        raise ValueError(f"{name} must be one value per item (1-D), got shape {x.shape}")
+    if not np.isfinite(x).all():
+        raise ValueError(f"{name} contains NaN or infinite values; drop unscored items first")
+    return x
+
+
+def _cluster_codes(clusters, n: int) -> tuple[np.ndarray | None, int]:
+    if clusters is None:
+        return None, n
+    labels = list(clusters)
+    if len(labels) != n:
+        raise ValueError(f"clusters has {len(labels)} labels for {n} items")
+    index: dict = {}
+    codes = np.fromiter((index.setdefault(c, len(index)) for c in labels), dtype=np.int64, count=n)
+    return codes, len(index)
+
+
+def _mean_of_units(x, clusters, resamples, seed, confidence, max_cells) -> BootstrapCI:
+    n = int(x.size)
+    if n == 0:
+        return BootstrapCI(None, None, None, 0, resamples, seed, confidence, undefined_reason="no items")
+    codes, n_units = _cluster_codes(clusters, n)
+    if codes is None:
+        sums, sizes = x, np.ones(n)
+    else:
+        # Unequal cluster sizes: a resample's mean is Σ drawn cluster sums / Σ drawn cluster sizes.
+        sums, sizes = np.bincount(codes, weights=x, minlength=n_units), np.bincount(codes, minlength=n_units)
+    dist = _resampled_means(sums, sizes.astype(float), resamples, np.random.default_rng(seed), max_cells)
+    return _finish(float(x.mean()), dist, n, resamples, seed, confidence,
+                   n_clusters=None if codes is None else n_units)
+
+
+def _resampled_means(sums: np.ndarray, sizes: np.ndarray, resamples: int, rng, max_cells) -> np.ndarray:
+    out = []
+    equal = bool(np.all(sizes == 1))
+    for idx in resample_indices(sums.size, resamples, rng, max_cells):
+        if equal:
+            out.append(sums[idx].mean(axis=1))
+        else:
+            out.append(sums[idx].sum(axis=1) / sizes[idx].sum(axis=1))
+    return np.concatenate(out)
+
+
+def _finish(estimate, dist, n, resamples, seed, confidence, n_clusters=None) -> BootstrapCI:
+    ok = dist[np.isfinite(dist)]
+    dropped = int(dist.size - ok.size)
+    if not np.isfinite(estimate):
+        return BootstrapCI(None, None, None, n, resamples, seed, confidence, n_clusters,
+                           "the statistic is undefined on the sample", dropped)
+    if ok.size == 0:
+        return BootstrapCI(estimate, None, None, n, resamples, seed, confidence, n_clusters,
+                           "the statistic is undefined on every resample", dropped)
+    low, high = percentile_ci(ok, confidence)
+    return BootstrapCI(estimate, low, high, n, resamples, seed, confidence, n_clusters, None, dropped)
+
+
+def _fields(res: BootstrapCI) -> dict:
+    return {f: getattr(res, f) for f in BootstrapCI.__dataclass_fields__}

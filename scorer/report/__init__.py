@@ -1,0 +1,1 @@
+"""Renderers of scorer results: terminal (rich), markdown, csv, json, latex, figures."""

@@ -1,0 +1,200 @@
+"""Validation of annotation events (DESIGN §4) before they reach the store: payload shapes per kind,
+timestamps, identity fields, the secret guard, and the content hash (`uid`) that makes import
+idempotent.
+
+Every check raises UserError naming the problem; callers that know a file and line prefix it.
+Payloads are normalised (label lists sorted and de-duplicated) so that the same act always hashes
+to the same uid, whichever file or process it came through.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from datetime import datetime, timedelta, timezone
+from typing import Any, Mapping
+
+from scorer.errors import UserError
+from scorer.model import MODES, X_LABELS, Y_LABELS
+
+KINDS = ("label", "verdict", "oracle", "note", "flag", "undo")
+ACT_KINDS = KINDS[:-1]  # the kinds an annotator acts with; `undo` only cancels one of them
+VERDICTS = ("accept", "reject", "borderline")
+FLAGS = ("ambiguous", "leakage", "bad_media", "wrong_gold", "wrong_label", "other")
+MAX_TEXT = 20_000
+MAX_NAME = 200
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+# Payload keys that would carry credentials. Nothing in memscope writes one, but a hand-made JSONL
+# file or a careless caller could: the store refuses rather than keep a secret forever.
+_SECRET_KEYS = ("apikey", "authorization", "token", "secret", "password", "passwd", "bearer", "credential")
+_SECRET_VALUES = (
+    re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}"),  # OpenAI-style API keys
+    re.compile(r"\bBearer\s+[A-Za-z0-9._~+/\-]{16,}", re.IGNORECASE),
+)
+_UID_HEX = re.compile(r"^[0-9a-f]{64}$")
+_CHOICE = re.compile(r"^[A-H]$")
+
+
+def refuse_secrets(obj: Any, where: str) -> None:
+    """Raise UserError if `obj` has a credential-like key or value anywhere inside it."""
+    if isinstance(obj, Mapping):
+        for key, value in obj.items():
+            flat = re.sub(r"[^a-z]", "", str(key).lower())
+            if any(s in flat for s in _SECRET_KEYS):
+                raise UserError(f"{where}: refusing key {str(key)!r}: secrets are never stored")
+            refuse_secrets(value, where)
+    elif isinstance(obj, (list, tuple)):
+        for value in obj:
+            refuse_secrets(value, where)
+    elif isinstance(obj, str) and any(p.search(obj) for p in _SECRET_VALUES):
+        raise UserError(f"{where}: refusing text that looks like an API key or bearer token")
+
+
+def _name(value: Any, field: str, required: bool) -> str | None:
+    if value is None:
+        if required:
+            raise UserError(f"'{field}' is required")
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise UserError(f"'{field}' must be a non-empty string, got {value!r}")
+    if len(value) > MAX_NAME or any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise UserError(f"'{field}' must be at most {MAX_NAME} characters without control characters")
+    return value
+
+
+def check_identity(annotator: Any, item_id: Any, mode: Any, run_key: Any, study: Any) -> None:
+    _name(annotator, "annotator", True)
+    _name(item_id, "item_id", True)
+    if mode is not None and mode not in MODES:
+        raise UserError(f"'mode' must be one of {', '.join(MODES)} or null, got {mode!r}")
+    _name(run_key, "run", False)
+    _name(study, "study", False)
+
+
+def _keys(payload: Mapping, kind: str, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> None:
+    for key in payload:
+        if key not in required and key not in optional:
+            allowed = ", ".join(required + optional)
+            raise UserError(f"{kind} payload: unknown key {key!r} (allowed: {allowed})")
+    for key in required:
+        if key not in payload:
+            raise UserError(f"{kind} payload: missing key {key!r}")
+
+
+def _text(value: Any, kind: str, key: str, allow_empty: bool = False) -> str:
+    if not isinstance(value, str) or (not allow_empty and not value.strip()):
+        raise UserError(f"{kind} payload: {key!r} must be a non-empty string")
+    if len(value) > MAX_TEXT:
+        raise UserError(f"{kind} payload: {key!r} is longer than {MAX_TEXT} characters")
+    return value
+
+
+def _labels(value: Any, allowed: tuple[str, ...], key: str) -> list[str]:
+    if not isinstance(value, list) or not value:
+        raise UserError(f"label payload: {key!r} must be a non-empty list such as [{allowed[0]!r}]")
+    bad = [v for v in value if v not in allowed]
+    if bad:
+        raise UserError(f"label payload: {key!r} has {bad[0]!r}; allowed: {', '.join(allowed)}")
+    return sorted(set(value))
+
+
+def validate_payload(kind: Any, payload: Any, mode: str | None, run_key: str | None) -> dict:
+    """The normalised payload of a valid event of `kind`; UserError naming the problem otherwise."""
+    if kind not in KINDS:
+        raise UserError(f"unknown event kind {kind!r} (expected one of {', '.join(KINDS)})")
+    if not isinstance(payload, Mapping):
+        raise UserError(f"{kind} payload must be a JSON object, got {type(payload).__name__}")
+    refuse_secrets(payload, f"{kind} payload")
+    if kind == "label":
+        _keys(payload, kind, ("x", "y"))
+        return {"x": _labels(payload["x"], X_LABELS, "x"), "y": _labels(payload["y"], Y_LABELS, "y")}
+    if kind == "verdict":
+        _keys(payload, kind, ("verdict",))
+        if payload["verdict"] not in VERDICTS:
+            raise UserError(f"verdict payload: 'verdict' must be one of {', '.join(VERDICTS)}, "
+                            f"got {payload['verdict']!r}")
+        if mode is None or run_key is None:
+            raise UserError("a verdict is on one prediction: 'mode' and 'run' are required")
+        return {"verdict": payload["verdict"]}
+    if kind == "oracle":
+        return _oracle(payload, mode)
+    if kind == "note":
+        _keys(payload, kind, ("text",))
+        return {"text": _text(payload["text"], kind, "text")}
+    if kind == "flag":
+        _keys(payload, kind, ("flag",), ("text",))
+        if payload["flag"] not in FLAGS:
+            raise UserError(f"flag payload: 'flag' must be one of {', '.join(FLAGS)}, got {payload['flag']!r}")
+        out = {"flag": payload["flag"]}
+        if payload.get("text") is not None:
+            out["text"] = _text(payload["text"], kind, "text", allow_empty=True)
+        return out
+    _keys(payload, kind, ("target",))
+    if not isinstance(payload["target"], str) or not _UID_HEX.match(payload["target"]):
+        raise UserError("undo payload: 'target' must be the uid (64 hex digits) of the event it cancels")
+    return {"target": payload["target"]}
+
+
+def _oracle(payload: Mapping, mode: str | None) -> dict:
+    if "choice" in payload:
+        _keys(payload, "oracle", ("choice", "rotation"), ("seconds",))
+        if not isinstance(payload["choice"], str) or not _CHOICE.match(payload["choice"]):
+            raise UserError(f"oracle payload: 'choice' must be one letter A–H, got {payload['choice']!r}")
+        rot = payload["rotation"]
+        if isinstance(rot, bool) or not isinstance(rot, int) or rot < 0:
+            raise UserError(f"oracle payload: 'rotation' must be an integer ≥ 0, got {rot!r}")
+        if mode == "open":
+            raise UserError("oracle payload: a 'choice' answers an MCQ item, but mode is 'open'")
+        out: dict[str, Any] = {"choice": payload["choice"], "rotation": rot}
+    elif "answer" in payload:
+        _keys(payload, "oracle", ("answer",), ("seconds",))
+        if mode == "mcq":
+            raise UserError("oracle payload: an MCQ item is answered with 'choice' and 'rotation'")
+        out = {"answer": _text(payload["answer"], "oracle", "answer")}
+    else:
+        raise UserError('oracle payload: expected {"choice": "B", "rotation": 0} or {"answer": "..."}')
+    if mode is None:
+        raise UserError("an oracle answer is on one item form: 'mode' is required")
+    if "seconds" in payload and payload["seconds"] is not None:
+        s = payload["seconds"]
+        if isinstance(s, bool) or not isinstance(s, (int, float)) or not math.isfinite(s) or s < 0:
+            raise UserError(f"oracle payload: 'seconds' must be a number ≥ 0, got {s!r}")
+        out["seconds"] = s
+    return out
+
+
+def format_ts(dt: datetime) -> str:
+    dt = dt.astimezone(timezone.utc)
+    frac = f".{dt.microsecond:06d}" if dt.microsecond else ""
+    return dt.strftime("%Y-%m-%dT%H:%M:%S") + frac + "Z"
+
+
+def normalize_ts(value: Any) -> tuple[str, int]:
+    """(canonical UTC string, microseconds since the epoch) of an ISO 8601 time; naive means UTC."""
+    if not isinstance(value, str):
+        raise UserError(f"'ts' must be an ISO 8601 time string, got {value!r}")
+    try:
+        dt = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise UserError(f"'ts' is not an ISO 8601 time: {value!r}") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    dt = dt.astimezone(timezone.utc)
+    return format_ts(dt), (dt - _EPOCH) // timedelta(microseconds=1)
+
+
+def now_ts() -> tuple[str, int]:
+    return normalize_ts(format_ts(datetime.now(timezone.utc)))
+
+
+def ts_from_us(t_us: int) -> str:
+    return format_ts(_EPOCH + timedelta(microseconds=t_us))
+
+
+def event_uid(record: Mapping[str, Any]) -> str:
+    """Content hash of an event in its exported shape: the same act always has the same uid."""
+    canonical = json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

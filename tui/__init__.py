@@ -1,0 +1,1 @@
+"""memscope's Textual app. Imports scorer; scorer never imports this package."""
