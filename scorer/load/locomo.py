@@ -35,7 +35,7 @@ ABSTAIN_ANSWER = "Not mentioned in the conversation"  # what LoCoMo's own scorer
 ADVERSARIAL = 5
 _SESSION = re.compile(r"session_(\d+)")
 _SESSION_DATE = re.compile(r"session_(\d+)_date_time")
-_DATA_URI = re.compile(r"data:([\w.+-]+/[\w.+-]+)?((?:;[^,;]*)*),(.*)", re.S)
+_DATA_URI = re.compile(r"data:([\w.+-]+/[\w.+-]+)?((?:;[^,;]*)*),(.*)", re.DOTALL)
 _EXT = {"image/jpeg": "jpg", "image/jpg": "jpg", "image/png": "png", "image/gif": "gif", "image/webp": "webp"}
 # Turn keys we map onto our own fields; every other key is copied verbatim onto the round.
 _MAPPED_TURN_KEYS = {"dia_id", "speaker", "text", "img_url", "blip_caption"}
@@ -191,7 +191,7 @@ def _answer(qa: dict, adversarial: bool, item_id: str, sample: str, col: _Collec
 
 
 def _convert_qa(qa: Any, idx: int, ctx: dict, resolver: EvidenceResolver) -> dict:
-    file, loc, sample, task = ctx["file"], ctx["loc"], ctx["sample"], ctx["task"]
+    file, sample, task = ctx["file"], ctx["sample"], ctx["task"]
     col: _Collector = ctx["col"]
     if not isinstance(qa, dict):
         raise DataError(file, f"{ctx['sample_loc']}.qa[{idx - 1}]", "a QA item must be an object")

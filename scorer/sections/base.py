@@ -1,0 +1,61 @@
+"""The interface between score sections, the orchestrator (scorer.scoring) and the renderers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+
+from scorer.model import Benchmark, Run
+from scorer.names import DEFAULT_DISPLAY_NAMES
+
+DEFAULT_SEED = 20260430
+DEFAULT_RESAMPLES = 10_000
+DEFAULT_K = 10
+
+
+@dataclass(frozen=True)
+class ScoreOptions:
+    seed: int = DEFAULT_SEED
+    resamples: int = DEFAULT_RESAMPLES
+    k: int = DEFAULT_K
+    judge_levels: int = 5  # 3 reproduces the upstream runner's {0, .5, 1} coercion
+    compare: tuple[tuple[str, str], ...] = ()  # --compare A:B pairs (run or display names)
+    clustered: bool = False  # resample clusters (persona/conversation) instead of items
+    study: str | None = None  # restrict annotations to one study
+    names: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_DISPLAY_NAMES))
+    extra: Mapping[str, Any] = field(default_factory=dict)  # section-specific options (e.g. stage pairs)
+
+
+@dataclass(frozen=True)
+class ScoreContext:
+    bench: Benchmark
+    runs: Sequence[Run]
+    frame: pd.DataFrame  # scorer.frame.predictions_frame(bench, runs)
+    annotations: pd.DataFrame | None  # current annotation state from the store, or None without --db
+    options: ScoreOptions
+
+
+@dataclass(frozen=True)
+class Table:
+    """One rendered table: rows are flat dicts; `columns` fixes their order and which are shown."""
+
+    name: str
+    title: str
+    rows: Sequence[Mapping[str, Any]]
+    columns: Sequence[str]
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class SectionResult:
+    name: str
+    data: Any  # what report.json holds under `name`: a list of flat rows, or a dict of such lists
+    tables: Sequence[Table] = ()
+    reason: str | None = None  # set when the section's data is absent
+    warnings: Sequence[str] = ()
+
+    @classmethod
+    def absent(cls, name: str, reason: str) -> "SectionResult":
+        return cls(name=name, data={"value": None, "reason": reason}, reason=reason)
