@@ -14,7 +14,8 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import defaultdict
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from scorer.model import X_LABELS, Y_LABELS, Benchmark, Run
 from scorer.store import Store

@@ -19,9 +19,10 @@ import sqlite3
 import threading
 import time
 from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any
 
 from scorer import store_studies as studies
 from scorer.errors import UserError
@@ -37,7 +38,7 @@ from scorer.store_payload import (
 from scorer.store_schema import BUSY_TIMEOUT_S, connect
 from scorer.store_studies import QueueEntry, Study, StudyItem
 
-__all__ = ["Store", "Event", "Study", "StudyItem", "QueueEntry", "DEFAULT_DB"]
+__all__ = ["DEFAULT_DB", "Event", "QueueEntry", "Store", "Study", "StudyItem"]
 
 DEFAULT_DB = "memscope.db"
 _COLUMNS = "id, uid, ts, t_us, annotator, kind, item_id, mode, run_key, study, payload, target_uid"
@@ -145,11 +146,10 @@ class Store:
             mode: str | None = None, run_key: str | None = None, study: str | None = None,
             ts: str | None = None) -> Event:
         """Append one act and commit it (durably) before returning it. UserError if invalid."""
-        if kind not in ACT_KINDS:
-            raise UserError(f"cannot add an event of kind {kind!r}: use one of {', '.join(ACT_KINDS)}"
-                            + (" (undo with Store.undo)" if kind == "undo" else ""))
+        if kind == "undo":
+            raise UserError("an undo names the event it cancels: use Store.undo")
         return self._append({"ts": ts, "annotator": annotator, "kind": kind, "item_id": item_id,
-                             "mode": mode, "run": run_key, "study": study, "payload": dict(payload)})
+                             "mode": mode, "run": run_key, "study": study, "payload": payload})
 
     def label(self, annotator: str, item_id: str, x: Iterable[str], y: Iterable[str], **kw: Any) -> Event:
         return self.add("label", annotator, item_id, {"x": list(x), "y": list(y)}, **kw)

@@ -9,9 +9,10 @@ merging files that overlap, never duplicates an act.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Iterable
+from typing import IO
 
 from scorer.errors import DataError, UserError
 from scorer.store import NewEvent, Store, build_event

@@ -13,8 +13,9 @@ import hashlib
 import json
 import math
 import re
-from datetime import datetime, timedelta, timezone
-from typing import Any, Mapping
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from scorer.errors import UserError
 from scorer.model import MODES, X_LABELS, Y_LABELS
@@ -25,7 +26,7 @@ VERDICTS = ("accept", "reject", "borderline")
 FLAGS = ("ambiguous", "leakage", "bad_media", "wrong_gold", "wrong_label", "other")
 MAX_TEXT = 20_000
 MAX_NAME = 200
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 # Payload keys that would carry credentials. Nothing in memscope writes one, but a hand-made JSONL
 # file or a careless caller could: the store refuses rather than keep a secret forever.
@@ -167,7 +168,7 @@ def _oracle(payload: Mapping, mode: str | None) -> dict:
 
 
 def format_ts(dt: datetime) -> str:
-    dt = dt.astimezone(timezone.utc)
+    dt = dt.astimezone(UTC)
     frac = f".{dt.microsecond:06d}" if dt.microsecond else ""
     return dt.strftime("%Y-%m-%dT%H:%M:%S") + frac + "Z"
 
@@ -181,13 +182,13 @@ def normalize_ts(value: Any) -> tuple[str, int]:
     except ValueError:
         raise UserError(f"'ts' is not an ISO 8601 time: {value!r}") from None
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    dt = dt.astimezone(timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
+    dt = dt.astimezone(UTC)
     return format_ts(dt), (dt - _EPOCH) // timedelta(microseconds=1)
 
 
 def now_ts() -> tuple[str, int]:
-    return normalize_ts(format_ts(datetime.now(timezone.utc)))
+    return normalize_ts(format_ts(datetime.now(UTC)))
 
 
 def ts_from_us(t_us: int) -> str:

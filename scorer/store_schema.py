@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from scorer.errors import UserError
 
@@ -179,6 +179,9 @@ def connect(path: str | Path, create: bool = True, timeout: float = BUSY_TIMEOUT
     except UserError:
         conn.close()
         raise
+    except sqlite3.OperationalError as err:  # read-only file or folder, locked for too long, …
+        conn.close()
+        raise UserError(f"{path}: cannot use the annotation database ({err})") from None
     except sqlite3.DatabaseError as err:
         conn.close()
         raise UserError(f"{path}: damaged or unreadable annotation database ({err})") from None

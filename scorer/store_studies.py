@@ -10,8 +10,9 @@ import hashlib
 import json
 import random
 import sqlite3
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from scorer.errors import UserError
 from scorer.model import MODES

@@ -209,7 +209,7 @@ def test_cli_bad_input_is_one_line(tmp_path, capsys, content, message):
     src = tmp_path / "in.json"
     if content is not None:
         src.write_text(content, encoding="utf-8")
-    code, out, err = run_cli(capsys, "import", "locomo", str(src), "--out", str(tmp_path / "out"))
+    code, _, err = run_cli(capsys, "import", "locomo", str(src), "--out", str(tmp_path / "out"))
     assert code != 0
     assert err.count("\n") == 1 and str(src) in err and message in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()

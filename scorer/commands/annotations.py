@@ -62,12 +62,10 @@ def run_import(args: argparse.Namespace) -> int:
 
 def run_export(args: argparse.Namespace) -> int:
     with Store(args.db, create=False) as store:
-        if args.study:
-            store.study(args.study)  # a UserError naming the known studies if it does not exist
         buf = io.StringIO()
         if args.format == "jsonl":
             n = write_jsonl(store, buf, study=args.study)
-            what = f"{n} event(s)"
+            what = f"{n} event(s)" + (f" of study {args.study!r}" if args.study else "")
         else:
             tasks = _labelstudio(store, args)
             json.dump(tasks, buf, ensure_ascii=False, indent=1)

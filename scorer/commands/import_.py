@@ -45,12 +45,12 @@ def summary(report: dict, out: str) -> list[str]:
         f"imported LoCoMo into {out}",
         f"  conversations {c['conversations']} · sessions {c['sessions']} · rounds {c['rounds']}"
         + (f" · {c['date_only_sessions']} dated sessions without turns (not made)" if c["date_only_sessions"] else ""),
-        f"  images {c['images']} ({c['remote_images']} remote, {c['embedded_images']} embedded, written to image/)"
-        f" · captions without an image URL {c['captions_without_image']}",
+        (f"  images {c['images']} ({c['remote_images']} remote, {c['embedded_images']} embedded, written to image/)"
+         f" · captions without an image URL {c['captions_without_image']}"),
         f"  open items {c['qa_items']} · unanswerable (category 5) {c['unanswerable']} · by category {cats}",
-        f"  evidence strings {ev['strings']}: {ev['exact']} exact · {ev['normalised_strings']} normalised"
-        f" (→ {ev['normalised_ids']} ids) · {ev['unresolved']} unresolved · {ev['duplicates_removed']} duplicate(s)"
-        f" · items without a clue {ev['items_without_clue']}",
+        (f"  evidence strings {ev['strings']}: {ev['exact']} exact · {ev['normalised_strings']} normalised"
+         f" (→ {ev['normalised_ids']} ids) · {ev['unresolved']} unresolved · {ev['duplicates_removed']} duplicate(s)"
+         f" · items without a clue {ev['items_without_clue']}"),
     ]
     for u in report["unresolved_evidence"][:MAX_LISTED]:
         lines.append(f"  unresolved {u['item']}: {_q(u['raw'])}: {u['reason']}")

@@ -48,7 +48,7 @@ def render(c: dict, console: Console) -> None:
     ]:
         head.add_row(label, Text(str(value)))
     console.print(head)
-    grid = Table(title="distinct items per (X, Y) cell", title_justify="left")
+    grid = Table(title="items per (X, Y)", title_justify="left")
     grid.add_column("")
     for x in X_LABELS:
         grid.add_column(x, justify="right")

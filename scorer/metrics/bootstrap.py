@@ -12,8 +12,8 @@ Pure functions: no I/O, no printing.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Callable, Hashable, Iterator, Sequence
 
 import numpy as np
 

@@ -11,13 +11,20 @@ Public through `scorer.metrics.agreement`. Pure functions: no I/O, no printing.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Hashable, Sequence
 
 import numpy as np
 
-from scorer.metrics.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, MAX_CELLS, percentile_ci, resample_indices
+from scorer.metrics.bootstrap import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    MAX_CELLS,
+    percentile_ci,
+    resample_indices,
+)
 
 WEIGHTS = (None, "linear", "quadratic")
 Z95 = NormalDist().inv_cdf(0.975)  # statsmodels: stats.norm.isf(0.025)
@@ -26,7 +33,8 @@ Z95 = NormalDist().inv_cdf(0.975)  # statsmodels: stats.norm.isf(0.025)
 @dataclass(frozen=True)
 class KappaResult:
     """Cohen's κ; `confusion[i][j]` counts items rater a put in labels[i] and rater b in labels[j].
-    `n` counts items rated by both (`n_missing` pairs with a missing rating were left out)."""
+    `n` counts items rated by both (`n_missing` pairs with a missing rating were left out).
+    The CI is statsmodels' κ ± 1.96·se, not clipped to [−1, 1] (clip when displaying)."""
 
     kappa: float | None
     se: float | None
@@ -64,10 +72,9 @@ def is_missing(v) -> bool:
     """None, NaN and pandas' NA count as missing ratings."""
     if v is None:
         return True
-    try:
-        return bool(v != v)  # NaN is the only value unequal to itself
-    except (TypeError, ValueError):
-        return False
+    if isinstance(v, (float, np.floating)):
+        return math.isnan(v)
+    return type(v).__name__ in ("NAType", "NaTType")  # pandas' missing markers, without importing pandas
 
 
 def paired_ratings(a: Sequence, b: Sequence) -> tuple[list, list, int]:
@@ -138,11 +145,16 @@ def cohen_kappa(
     For weighted κ the categories are ordered as `labels` (default: sorted), and the weights use
     their positions, as scikit-learn and statsmodels do."""
     a, b, missing = paired_ratings(a, b)
+    if weights is not None and labels is None:
+        try:
+            sorted(set(a) | set(b))
+        except TypeError:
+            raise ValueError("weighted κ needs ordered categories: pass labels in order") from None
     ia, ib, labels = encode(a, b, labels)
     k, n = len(labels), len(ia)
     table = np.bincount(ia * k + ib, minlength=k * k).reshape(k, k)
     conf = tuple(tuple(int(v) for v in row) for row in table)
-    base = dict(n=n, labels=labels, confusion=conf, weights=weights, n_missing=missing)
+    base = {"n": n, "labels": labels, "confusion": conf, "weights": weights, "n_missing": missing}
     d = disagreement_weights(k, weights)
     if n == 0:
         return KappaResult(None, None, None, None, None, None, undefined_reason="no items rated by both raters", **base)
@@ -204,7 +216,7 @@ def kappa_bootstrap_ci(
     ia, ib, labels = encode(a, b, labels)
     k, n = len(labels), len(ia)
     point = cohen_kappa(a, b, weights, labels)
-    base = dict(n=n, resamples=n_resamples, seed=seed, weights=weights, confidence=confidence)
+    base = {"n": n, "resamples": n_resamples, "seed": seed, "weights": weights, "confidence": confidence}
     if n == 0:
         return KappaBootstrap(None, None, None, used=0, dropped=0, undefined_reason=point.undefined_reason, **base)
     d = disagreement_weights(k, weights).astype(float)
