@@ -96,8 +96,12 @@ class Round:
 
     @property
     def text(self) -> str:
-        """User + assistant text with captions/transcripts: what a text-only method sees."""
+        """User + assistant text with captions/transcripts: what a text-only method sees. A turn of a
+        two-person conversation (LoCoMo) is prefixed with its speaker, as questions name people."""
+        speaker = self.raw.get("speaker")
         parts = [self.user, self.assistant]
+        if isinstance(speaker, str) and speaker:
+            parts = [f"{speaker}: {p}" for p in parts if p] or [speaker]
         parts += [m.text for m in self.media if m.text]
         return "\n".join(p for p in parts if p)
 
