@@ -23,6 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="run folders or trees (default: BENCH/runs when it exists)")
     p.add_argument("--db", default=None, help="annotation database (default: ./memscope.db)")
     p.add_argument("--annotator", default=None, help="your annotator name (default: $MEMSCOPE_ANNOTATOR or $USER)")
+    p.add_argument("--study", default=None, metavar="NAME", help="open this study (from `memscope study new`); the app then shows only the study")
     p.add_argument("--allow-outside-root", action="store_true")
     p.set_defaults(func=run_tui)
 
@@ -36,7 +37,7 @@ def run_tui(args: argparse.Namespace) -> int:
     from tui.app import launch  # the app (and Textual) only when asked for
 
     return launch(bench=bench, runs=runs, db=args.db, annotator=annotator,
-                  allow_outside_root=args.allow_outside_root)
+                  allow_outside_root=args.allow_outside_root, study=args.study)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -11,7 +11,8 @@ as `predictions_frame(bench, load_runs(...))`, tested) plus `choices`, and the r
 from __future__ import annotations
 
 import hashlib
-from array import array
+import multiprocessing
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -19,7 +20,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from scorer.errors import DataError
+from scorer.errors import DataError, UserError
 from scorer.frame import COLUMNS
 from scorer.load.join import same_question
 from scorer.load.memeye import read_json
@@ -104,26 +105,34 @@ def _identity(folder: Path, config: dict, metrics: dict, first: dict) -> tuple[s
     return backbone, method, task, mode, modality
 
 
+OBJECT_COLUMNS = ("run_key", "backbone", "method", "display", "modality", "mode", "task", "item_id", "x", "y",
+                  "answerable", "cluster", "valid_choice", "abstained", "question_ok", "pred", "gt", "folder",
+                  "choices")
+
+
 class _Columns:
-    """Typed column buffers: floats in array('d'), references to shared item values in lists."""
+    """Column chunks, one per run folder, joined once at the end."""
 
     def __init__(self) -> None:
-        self.num = {c: array("d") for c in NUMERIC}
-        self.obj: dict[str, list] = {c: [] for c in (
-            "run_key", "backbone", "method", "display", "modality", "mode", "task", "item_id", "x", "y",
-            "answerable", "cluster", "valid_choice", "abstained", "question_ok", "pred", "gt", "folder", "choices")}
-        self.ints = {c: array("q") for c in ("idx", "line")}
+        self.obj: dict[str, list] = {c: [] for c in OBJECT_COLUMNS}
+        self.arrays: dict[str, list[np.ndarray]] = {c: [] for c in (*NUMERIC, "idx", "line")}
+
+    def add(self, cols: dict[str, Any]) -> None:
+        for c, v in cols.items():
+            if c in self.obj:
+                self.obj[c].extend(v)
+            else:
+                self.arrays[c].append(v)
 
     def frame(self) -> pd.DataFrame:
         data: dict[str, Any] = {}
-        for c in COLUMNS:
-            if c in self.num:
-                data[c] = np.frombuffer(self.num[c], dtype=float).copy()
-            elif c in self.ints:
-                data[c] = np.frombuffer(self.ints[c], dtype=np.int64).copy()
+        for c in (*COLUMNS, "choices"):
+            if c in self.arrays:
+                parts = self.arrays[c]
+                dtype = np.int64 if c in ("idx", "line") else float
+                data[c] = np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
             else:
                 data[c] = self.obj[c]
-        data["choices"] = self.obj["choices"]
         return pd.DataFrame(data)
 
 
@@ -137,76 +146,93 @@ def _item_index(bench: Benchmark) -> dict[tuple[str, str, int], tuple]:
     return out
 
 
+_NAN = float("nan")
+
+
+def _num_slow(v: Any) -> float:
+    if v is None:
+        return _NAN
+    if v.__class__ is bool or v.__class__ is int:
+        return float(v)
+    f = num(v)
+    return _NAN if f is None else f
+
+
+def _columns(rows: list[dict], lines: list[int], run: Run, names: Mapping[str, str], index: Mapping) -> tuple[dict, int]:
+    """The frame columns of one run's rows that join to an item, and how many did not.
+
+    Column-wise comprehensions rather than a loop that appends row by row: the same values as
+    scorer.load.runs.parse_row + scorer.frame.predictions_frame, several times faster."""
+    task, mode = run.task, run.mode
+    tasks = [v if (v := r.get("task")).__class__ is str and v else (_text(v) or task) for r in rows]
+    modes = [v if (v := r.get("mode")).__class__ is str and v else (_text(v) or mode) for r in rows]
+    idxs = [v if (v := r.get("idx")).__class__ is int else -1 for r in rows]
+    items = [index.get(k) for k in zip(tasks, modes, idxs)]
+    missing = [i for i, it in enumerate(items) if it is None]
+    for i in missing:  # upstream rows may name a task the benchmark spells differently: use the run's
+        items[i] = index.get((task, modes[i], idxs[i]))
+    keep = [i for i, it in enumerate(items) if it is not None]
+    unmatched = len(rows) - len(keep)
+    if unmatched:
+        rows = [rows[i] for i in keep]
+        lines = [lines[i] for i in keep]
+        modes = [modes[i] for i in keep]
+        idxs = [idxs[i] for i in keep]
+        items = [items[i] for i in keep]
+    n = len(rows)
+    questions = [v if (v := r.get("question")).__class__ is str else _text(v) for r in rows]
+    gts = [v if (v := r.get("gt")).__class__ is str else _text(v) for r in rows]
+    cols: dict[str, Any] = {
+        "run_key": [run.key] * n, "backbone": [run.backbone] * n, "method": [run.method] * n,
+        "display": [display_name(run.method, names)] * n, "modality": [run.modality] * n, "mode": modes,
+        "task": [it[1] for it in items], "item_id": [it[0] for it in items], "x": [it[2] for it in items],
+        "y": [it[3] for it in items], "answerable": [it[4] for it in items], "cluster": [it[5] for it in items],
+        "valid_choice": [v if (v := r.get("valid_choice")).__class__ is bool else None for r in rows],
+        "abstained": [v if (v := r.get("abstained")).__class__ is bool else None for r in rows],
+        "question_ok": [not q or q == it[6] or same_question(q, it[6]) for q, it in zip(questions, items)],
+        "pred": [v if (v := r.get("pred")).__class__ is str else _text(v) for r in rows],
+        "gt": [it[7] if g == it[7] else g for g, it in zip(gts, items)],  # share the item's string when equal
+        "folder": [str(run.folder)] * n,
+        "choices": [choices_of_row(r, m) if m == "mcq" else None for r, m in zip(rows, modes)],
+        "idx": np.array(idxs, dtype=np.int64), "line": np.array(lines, dtype=np.int64),
+    }
+    for c in NUMERIC:
+        cols[c] = np.array([v if (v := r.get(c)).__class__ is float else _num_slow(v) for r in rows], dtype=float)
+    return cols, unmatched
+
+
 def _read_folder(folder: Path, index: Mapping, cols: _Columns, names: Mapping[str, str], files: list) -> tuple[Run, int]:
     config = _json_file(folder / "config.json", files)
     metrics = _json_file(folder / "metrics.json", files)
     pred_path = folder / PREDICTIONS
     data, digest = _hash_file(pred_path)
     files.append((str(pred_path), digest, len(data)))
-    first: dict = {}
-    for raw in data.split(b"\n"):
-        if raw.strip():
-            first = _parse(raw, pred_path, 1) if not first else first
-            break
-    backbone, method, task, mode, modality = _identity(folder, config, metrics, first)
+    lines, raw = [], []
+    for line_no, line in enumerate(data.split(b"\n"), start=1):
+        if line.strip():
+            lines.append(line_no)
+            raw.append(line)
+    del data
+    try:  # one parse for the whole file (orjson is several times faster on bytes than on str)
+        rows = loads(b"[" + b",".join(raw) + b"]")
+        if not all(r.__class__ is dict for r in rows):
+            raise ValueError
+    except ValueError:  # find the bad line, for a one-line error naming it
+        rows = [_parse(line, pred_path, n) for line, n in zip(raw, lines)]
+    del raw
+    backbone, method, task, mode, modality = _identity(folder, config, metrics, rows[0] if rows else {})
     run = Run(backbone=backbone, method=method, mode=mode, task=task, folder=folder, modality=modality,
               config=frozen_map(config), metrics=frozen_map(metrics))
-    key, display, folder_s = run.key, display_name(method, names), str(folder)
-    o, nm, it = cols.obj, cols.num, cols.ints
-    unmatched = 0
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise DataError(pred_path, f"byte {err.start}", "not UTF-8 text") from None
-    del data
-    for line_no, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        row = _parse(line, pred_path, line_no)
-        r_task = _text(row.get("task")) or task
-        r_mode = _text(row.get("mode")) or mode
-        idx = row.get("idx")
-        idx = idx if isinstance(idx, int) and not isinstance(idx, bool) else -1
-        item = index.get((r_task, r_mode, idx)) or index.get((task, r_mode, idx))
-        if item is None:
-            unmatched += 1
-            continue
-        item_id, i_task, x, y, answerable, cluster, i_question, i_answer = item
-        question = _text(row.get("question"))
-        gt = _text(row.get("gt"))
-        valid, abst = row.get("valid_choice"), row.get("abstained")
-        for c in NUMERIC:
-            v = num(row.get(c))
-            nm[c].append(np.nan if v is None else v)
-        it["idx"].append(idx)
-        it["line"].append(line_no)
-        o["run_key"].append(key)
-        o["backbone"].append(backbone)
-        o["method"].append(method)
-        o["display"].append(display)
-        o["modality"].append(modality)
-        o["mode"].append(r_mode)
-        o["task"].append(i_task)
-        o["item_id"].append(item_id)
-        o["x"].append(x)
-        o["y"].append(y)
-        o["answerable"].append(answerable)
-        o["cluster"].append(cluster)
-        o["valid_choice"].append(valid if isinstance(valid, bool) else None)
-        o["abstained"].append(abst if isinstance(abst, bool) else None)
-        o["question_ok"].append(not question or question == i_question or same_question(question, i_question))
-        o["pred"].append(_text(row.get("pred")))
-        o["gt"].append(i_answer if gt == i_answer else gt)  # share the item's string when equal
-        o["folder"].append(folder_s)
-        o["choices"].append(choices_of_row(row, r_mode))
+    found, unmatched = _columns(rows, lines, run, names, index)
+    cols.add(found)
     return run, unmatched
 
 
-def _parse(line: str | bytes, path: Path, line_no: int) -> dict:
+def _parse(line: bytes, path: Path, line_no: int) -> dict:
     try:
         row = loads(line)
     except ValueError:
-        col, msg = json_error(line.encode() if isinstance(line, str) else line)
+        col, msg = json_error(line)
         raise DataError(path, f"{line_no}:{col}" if col else str(line_no), msg) from None
     if not isinstance(row, dict):
         raise DataError(path, str(line_no), "a prediction row must be a JSON object")
@@ -214,14 +240,54 @@ def _parse(line: str | bytes, path: Path, line_no: int) -> dict:
 
 
 def run_folders(paths: Iterable[str | Path] | str | Path) -> list[Path]:
+    """Every run folder under `paths`, resolved and in the order scorer.load.runs.load_runs reads
+    them. The roots are resolved once and walked without following links, so the folders below
+    are resolved already (one realpath per folder costs seconds over 20,000 folders)."""
     if isinstance(paths, (str, Path)):
         paths = [paths]
-    folders: list[Path] = []
+    folders: dict[Path, None] = {}
     for p in paths:
-        for f in find_run_folders(Path(p)):
-            if f not in folders:
-                folders.append(f)
-    return folders
+        root = Path(p)
+        if not root.exists():
+            raise DataError(root, "", "no such file or folder")
+        if root.is_file():
+            for f in find_run_folders(root):  # a predictions.jsonl named directly
+                folders.setdefault(f.resolve(), None)
+            continue
+        for dirpath, dirnames, filenames in os.walk(root.resolve(), followlinks=False):
+            dirnames.sort()
+            if PREDICTIONS in filenames:
+                folders.setdefault(Path(dirpath), None)
+    return list(folders)
+
+
+_WORKER: dict[str, Any] = {}  # the item index and names, set before forking and inherited by workers
+MIN_FOLDERS_PARALLEL = 64
+
+
+def _read_chunk(folders: list[Path]) -> tuple:
+    """Worker: read some folders; returns plain data (Run holds read-only mappings, which do not
+    pickle; a DataError's message travels as text)."""
+    cols, files, idents, unmatched = _Columns(), [], [], 0
+    try:
+        with gc_paused():
+            for f in folders:
+                run, miss = _read_folder(f, _WORKER["index"], cols, _WORKER["names"], files)
+                idents.append((run.backbone, run.method, run.mode, run.task, run.folder, run.modality,
+                               dict(run.config), dict(run.metrics)))
+                unmatched += miss
+    except UserError as err:
+        return ("error", str(err))
+    return ("ok", idents, cols.obj, cols.arrays, files, unmatched)
+
+
+def _workers(n_folders: int) -> int:
+    env = os.environ.get("MEMSCOPE_READ_WORKERS")
+    if env is not None:
+        return max(1, int(env)) if env.isdigit() else 1
+    if n_folders < MIN_FOLDERS_PARALLEL or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return max(1, min(os.cpu_count() or 1, 4))
 
 
 def read_frame(
@@ -230,26 +296,60 @@ def read_frame(
     names: Mapping[str, str] = DEFAULT_DISPLAY_NAMES,
     progress: Callable[[int, int], None] | None = None,
 ) -> LeanRuns:
-    """Every run folder under `paths`, read into one frame (rows that join to an item)."""
+    """Every run folder under `paths`, read into one frame (rows that join to an item). Many
+    folders are read by forked worker processes (one per CPU, at most 4; MEMSCOPE_READ_WORKERS=1
+    turns that off); the result is the same, in the same order."""
     folders = run_folders(paths)
     index = _item_index(bench)
     cols = _Columns()
     runs: list[Run] = []
     files: list[tuple[str, str, int]] = []
     unmatched = 0
+    n_workers = _workers(len(folders))
     with gc_paused():
-        for i, folder in enumerate(folders):
-            run, miss = _read_folder(folder, index, cols, names, files)
-            runs.append(run)
-            unmatched += miss
-            if progress:
-                progress(i + 1, len(folders))
+        if n_workers == 1:
+            for i, folder in enumerate(folders):
+                run, miss = _read_folder(folder, index, cols, names, files)
+                runs.append(run)
+                unmatched += miss
+                if progress:
+                    progress(i + 1, len(folders))
+        else:
+            size = -(-len(folders) // (2 * n_workers))  # two chunks per worker: even finishing times
+            chunks = [folders[i:i + size] for i in range(0, len(folders), size)]
+            _WORKER.update(index=index, names=names)
+            try:
+                with multiprocessing.get_context("fork").Pool(n_workers) as pool:
+                    done = 0
+                    for res in pool.imap(_read_chunk, chunks):
+                        if res[0] == "error":
+                            raise UserError(res[1])
+                        _, idents, obj, arrays, found, miss = res
+                        for c, v in obj.items():
+                            cols.obj[c].extend(v)
+                        for c, v in arrays.items():
+                            cols.arrays[c].extend(v)
+                        runs += [Run(backbone=b, method=m, mode=mo, task=t, folder=f, modality=mod,
+                                     config=frozen_map(cf), metrics=frozen_map(me))
+                                 for b, m, mo, t, f, mod, cf, me in idents]
+                        files += found
+                        unmatched += miss
+                        done += len(idents)
+                        if progress:
+                            progress(done, len(folders))
+            finally:
+                _WORKER.clear()
         frame = cols.frame()
     return LeanRuns(frame, tuple(runs), tuple(files), unmatched)
 
 
-def rotation_choices(bench: Benchmark, runs: Sequence[Run]) -> list[tuple | None]:
-    """`choices` for the rows of predictions_frame(bench, runs), in its order (the full reader)."""
-    from scorer.load.join import Joiner
-
-    return [choices_of_row(p.raw, p.mode) for _, p, _ in Joiner(bench).pairs(runs)]
+def frame_from_runs(bench: Benchmark, runs: Sequence[Run], names: Mapping[str, str] = DEFAULT_DISPLAY_NAMES) -> tuple[pd.DataFrame, int]:
+    """The same frame (and unmatched-row count) from runs read with their raw rows (load_runs)."""
+    index = _item_index(bench)
+    cols = _Columns()
+    unmatched = 0
+    for run in runs:
+        found, miss = _columns([p.raw for p in run.predictions], [p.line for p in run.predictions], run, names, index)
+        cols.add(found)
+        unmatched += miss
+    return cols.frame(), unmatched

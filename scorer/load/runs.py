@@ -195,11 +195,10 @@ def load_runs(paths: Iterable[str | Path] | str | Path, benchmark: Any = None) -
     """
     if isinstance(paths, (str, Path)):
         paths = [paths]
-    folders: list[Path] = []
+    folders: dict[Path, None] = {}  # ordered, and O(1) membership with hundreds of folders
     for p in paths:
         for f in find_run_folders(Path(p)):
-            if f not in folders:
-                folders.append(f)
+            folders.setdefault(f.resolve(), None)
     with gc_paused():
         return [read_run_folder(f) for f in folders]
 

@@ -1,0 +1,139 @@
+"""`memscope score BENCH --runs DIR… [--db FILE] [--out DIR] [--format md,csv,json,tex,png] …`:
+every table of a MemEye-style paper from runs and annotations. Without --out, the terminal view."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.text import Text
+
+from scorer.errors import UserError
+from scorer.names import CAPTION_PROOF_PAIRS, load_display_names
+from scorer.sections.base import DEFAULT_K, DEFAULT_RESAMPLES, DEFAULT_SEED, ScoreOptions
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("score", help="evaluation matrices, agreement, oracle accuracy, bootstrap CIs, reports")
+    p.add_argument("bench", help="benchmark root, dialog folder or dialog file")
+    p.add_argument("--runs", nargs="+", required=True, metavar="DIR", help="run folders or trees of them")
+    p.add_argument("--db", metavar="FILE", help="annotation database (verdicts, labels, oracle answers)")
+    p.add_argument("--study", metavar="NAME", help="use only the annotations of this study")
+    p.add_argument("--out", metavar="DIR", help="write the report here (default: print it)")
+    p.add_argument("--format", default="md,csv,json", metavar="LIST",
+                   help="with --out: any of md,csv,json,tex,png (default md,csv,json)")
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"bootstrap seed (default {DEFAULT_SEED})")
+    p.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
+                   help=f"bootstrap resamples (default {DEFAULT_RESAMPLES})")
+    p.add_argument("--k", type=int, default=DEFAULT_K, help=f"K for evidence diagnostics (default {DEFAULT_K})")
+    p.add_argument("--judge-levels", type=int, choices=(3, 5), default=5,
+                   help="5: judge scores as recorded; 3: the upstream runner's {0, .5, 1} coercion")
+    p.add_argument("--compare", nargs="+", action="extend", default=[], metavar="A:B",
+                   help="paired bootstrap comparison of two methods (run or display names)")
+    p.add_argument("--caption-pair", nargs="+", action="extend", default=[], metavar="T:V",
+                   help="caption-proof pair(s), text:visual (default: "
+                        + ", ".join(f"{t}:{v}" for t, v in CAPTION_PROOF_PAIRS) + ")")
+    p.add_argument("--stage-pair", nargs="+", action="extend", default=[], metavar='STAGE:"A"→"B"',
+                   help='paired stage loss between two runs differing in one stage (→ or ->), e.g. '
+                        'delivery:"SRAG(V)"->"SRAG(V) budget"; stages: write, retrieval, delivery, read')
+    p.add_argument("--abstain-pattern", nargs="+", action="extend", default=[], metavar="TEXT",
+                   help="phrase(s) marking an abstention in rows without `abstained` (replace the default list)")
+    p.add_argument("--clustered", action="store_true",
+                   help="bootstrap over clusters (persona/conversation) instead of items")
+    p.add_argument("--names", metavar="FILE", help='JSON {"method_name": "Display"} extending the display names')
+    p.add_argument("--sections", metavar="LIST", help="only these report sections (comma-separated names)")
+    p.add_argument("--allow-outside-root", action="store_true")
+    p.set_defaults(func=run)
+
+
+def _pairs(values: list[str], flag: str) -> tuple[tuple[str, str], ...]:
+    out = []
+    for v in values:
+        parts = v.split(":")
+        if len(parts) != 2 or not all(p.strip() for p in parts):
+            raise UserError(f"{flag}: expected A:B (two method names), got {v!r}")
+        out.append((parts[0].strip(), parts[1].strip()))
+    return tuple(out)
+
+
+def options_from(args: argparse.Namespace) -> ScoreOptions:
+    if args.resamples < 1:
+        raise UserError("--resamples must be at least 1")
+    if args.k < 1:
+        raise UserError("--k must be at least 1")
+    extra = {}
+    if args.caption_pair:
+        extra["caption_pairs"] = _pairs(args.caption_pair, "--caption-pair")
+    if getattr(args, "stage_pair", None):
+        from scorer.metrics.delivery import parse_stage_pair
+
+        for v in args.stage_pair:
+            parse_stage_pair(v)  # a malformed pair is a one-line error before any file is read
+        extra["stage_pairs"] = tuple(args.stage_pair)
+    if getattr(args, "abstain_pattern", None):
+        extra["abstain_patterns"] = tuple(args.abstain_pattern)
+    return ScoreOptions(seed=args.seed, resamples=args.resamples, k=args.k, judge_levels=args.judge_levels,
+                        compare=_pairs(args.compare, "--compare"), clustered=args.clustered, study=args.study,
+                        names=load_display_names(args.names), extra=extra)
+
+
+class _Progress:
+    """A rich progress bar on stderr while scoring (only when stderr is a terminal)."""
+
+    def __init__(self) -> None:
+        self.console = Console(stderr=True)
+        self.bar = None
+        self.task = None
+        if self.console.is_terminal:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), console=self.console, transient=True)
+
+    def __enter__(self) -> "_Progress":
+        if self.bar:
+            self.bar.start()
+            self.task = self.bar.add_task("scoring", total=1)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar:
+            self.bar.stop()
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, description=Text(stage).plain, completed=done, total=max(total, 1))
+
+
+def run(args: argparse.Namespace) -> int:
+    from scorer.report.write import parse_formats, write_report
+    from scorer.scoring import score
+
+    formats = parse_formats(args.format)
+    if args.out and "png" in formats:
+        from scorer.report import figures
+
+        if not figures.available():
+            raise UserError(figures.MISSING)
+    options = options_from(args)
+    sections = [s.strip() for s in args.sections.split(",") if s.strip()] if args.sections else None
+    if args.db is not None and not Path(args.db).exists():
+        raise UserError(f"{args.db}: no such annotation database")
+    with _Progress() as progress:
+        report = score(args.bench, args.runs, db=args.db, options=options, sections=sections,
+                       allow_outside_root=args.allow_outside_root, progress=progress)
+    if args.out:
+        written = write_report(report, Path(args.out), formats)
+        out = Console(highlight=False)
+        out.print(Text(f"wrote {len(written)} file(s) to {args.out}"))
+        for p in written:
+            if p.parent == Path(args.out) or p.suffix in (".json", ".md", ".tex") and p.parent.name != "tables":
+                out.print(Text(f"  {p}"))
+        return 0
+    from scorer.report import terminal
+
+    data = report.json_data()
+    terminal.render(report.sections, data["warnings"], Console(highlight=False, file=sys.stdout))
+    return 0

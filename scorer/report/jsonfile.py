@@ -1,0 +1,51 @@
+"""report.json (DESIGN §6): deterministic JSON — sorted keys, floats rounded to a fixed number of
+decimals, NaN/inf as null, no timestamps — so the same inputs give byte-identical files."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+DECIMALS = 6
+
+
+def plain(v: Any, decimals: int = DECIMALS) -> Any:
+    """A JSON-ready copy: numpy scalars unwrapped, floats rounded, tuples as lists, NaN → None."""
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        f = float(v)
+        if math.isnan(f) or math.isinf(f):
+            return None
+        r = round(f, decimals)
+        return 0.0 if r == 0 else r  # never "-0.0"
+    if isinstance(v, Mapping):
+        return {str(k): plain(x, decimals) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [plain(x, decimals) for x in v]
+    if v is None or isinstance(v, str):
+        return v
+    try:
+        import pandas as pd
+
+        if v is pd.NA:
+            return None
+    except ImportError:  # pragma: no cover
+        pass
+    return str(v)
+
+
+def dumps(data: Any, decimals: int = DECIMALS) -> str:
+    return json.dumps(plain(data, decimals), sort_keys=True, ensure_ascii=False, indent=1, allow_nan=False) + "\n"
+
+
+def write(data: Any, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dumps(data), encoding="utf-8", newline="")
+    return path

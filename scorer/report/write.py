@@ -1,0 +1,61 @@
+"""Write a score report in the chosen formats into one folder:
+report.md, csv/<section>__<table>.csv, report.json, report.tex (+ memscope-preamble.tex, tables/),
+figures/heatmap_<backbone>.png."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from scorer.errors import UserError
+from scorer.report import csvfiles, jsonfile, latex, markdown
+
+FORMATS = ("md", "csv", "json", "tex", "png")
+DEFAULT_FORMATS = ("md", "csv", "json")
+
+
+def parse_formats(text: str | Sequence[str]) -> tuple[str, ...]:
+    items = text.split(",") if isinstance(text, str) else [p for t in text for p in t.split(",")]
+    out = []
+    for f in (i.strip().lower() for i in items):
+        if not f:
+            continue
+        f = {"markdown": "md", "latex": "tex", "figures": "png"}.get(f, f)
+        if f not in FORMATS:
+            raise UserError(f"--format: unknown format {f!r} (choose from {', '.join(FORMATS)})")
+        if f not in out:
+            out.append(f)
+    if not out:
+        raise UserError("--format: no format given")
+    return tuple(out)
+
+
+def write_report(report, out: Path, formats: Sequence[str]) -> list[Path]:
+    """Every requested format; returns the files written. PNG first, so LaTeX can include them."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"{out}: --out must be a folder")
+    out.mkdir(parents=True, exist_ok=True)
+    data = report.json_data()
+    warnings = data["warnings"]
+    written: list[Path] = []
+    figures: list[Path] = []
+    if "png" in formats:
+        from scorer.report import figures as fig
+
+        figures = fig.write(report.sections, out / "figures")
+        from scorer.report import evidence_figures
+
+        figures += evidence_figures.write(report.sections, out / "figures")
+        written += figures
+    if "md" in formats:
+        p = out / "report.md"
+        p.write_text(markdown.render(data, report.sections, warnings), encoding="utf-8", newline="")
+        written.append(p)
+    if "csv" in formats:
+        written += csvfiles.write(report.sections, out / "csv")
+    if "json" in formats:
+        written.append(jsonfile.write(data, out / "report.json"))
+    if "tex" in formats:
+        written += latex.write(report.sections, out, figures)
+    return written

@@ -1,0 +1,264 @@
+"""Agreement (DESIGN §5 "Agreement") from the annotation store: the LLM judge against human
+accept/reject verdicts, and annotators' X / Y labels against each other and the gold labels.
+
+report.json `agreement` = {"judge_vs_human": [...], "labels": [...], "label_confusion": [...],
+"boundary": [...]}; a part without data is {"value": null, "reason": …}.
+- judge_vs_human rows: the judge (score ≥ 0.5 → accept, on the report's judge scale) against each
+  annotator and, with two or more annotators, against their strict majority; overall (`stratum`
+  "all"), per method and per (X, Y) cell. κ with its percentile bootstrap CI (`ci_low`/`ci_high`)
+  and the analytic one; borderline verdicts excluded and counted.
+- labels rows: κ_X / κ_Y per annotator pair, each annotator against the gold labels, and
+  Krippendorff's α (nominal) across all annotators. An item's label set is one category ("X2+X3").
+- boundary rows: of the X disagreements, how many lie on the X2/X3 boundary only.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Any
+
+import pandas as pd
+
+from scorer.metrics.agreement import (
+    cohen_kappa,
+    human_majority,
+    judge_vs_human,
+    kappa_bootstrap_ci,
+    krippendorff_alpha,
+    normalise_verdict,
+)
+from scorer.metrics.matrix import ALL
+from scorer.sections.base import ScoreContext, SectionResult, Table
+
+NAME = "agreement"
+BOUNDARY = frozenset({"X2", "X3"})
+
+
+def _absent(reason: str) -> dict:
+    return {"value": None, "reason": reason}
+
+
+def build(ctx: ScoreContext) -> SectionResult:
+    ann = ctx.annotations
+    if ann is None:
+        return SectionResult.absent(NAME, "no annotation database given (--db)")
+    warnings: list[str] = []
+    tables: list[Table] = []
+    verdicts = ann[ann["kind"] == "verdict"] if len(ann) else ann
+    labels = ann[ann["kind"] == "label"] if len(ann) else ann
+    if verdicts.empty and labels.empty:
+        return SectionResult.absent(NAME, "the annotation database has no verdicts and no labels")
+    data: dict[str, Any] = {}
+    if verdicts.empty:
+        data["judge_vs_human"] = _absent("no accept/reject verdicts in the annotation database")
+    else:
+        rows, w = judge_rows(ctx, verdicts)
+        warnings += w
+        data["judge_vs_human"] = rows if rows else _absent("no verdict matches a scored open prediction")
+        if rows:
+            tables += judge_tables(rows)
+    if labels.empty:
+        for key in ("labels", "label_confusion", "boundary"):
+            data[key] = _absent("no X/Y label acts in the annotation database")
+    else:
+        lab_rows, conf_rows, boundary_rows = label_rows(ctx, labels, warnings)
+        data["labels"] = lab_rows or _absent("no item was labelled by two annotators or against a gold label")
+        data["label_confusion"] = conf_rows or _absent("no label comparisons")
+        data["boundary"] = boundary_rows or _absent("no X label comparisons")
+        tables += label_tables(lab_rows, boundary_rows)
+    return SectionResult(NAME, data, tables, warnings=tuple(warnings))
+
+
+# ---------------------------------------------------------------------------------------------
+# Judge vs human
+
+
+def _run_resolver(frame: pd.DataFrame):
+    keys = set(frame["run_key"].unique())
+    by_display: dict[str, list[str]] = {}
+    for key, backbone, display in frame[["run_key", "backbone", "display"]].drop_duplicates().itertuples(index=False):
+        by_display.setdefault(f"{backbone}/{display}", []).append(key)
+
+    def resolve(run: Any) -> str | None:
+        if not isinstance(run, str):
+            return None
+        if run in keys:
+            return run
+        found = by_display.get(run, [])
+        return found[0] if len(found) == 1 else None
+
+    return resolve
+
+
+def judge_rows(ctx: ScoreContext, verdicts: pd.DataFrame) -> tuple[list[dict], list[str]]:
+    frame = ctx.frame
+    opts = ctx.options
+    resolve = _run_resolver(frame)
+    wanted = {resolve(r) for r in set(verdicts["run_key"])} - {None}
+    open_rows = frame[(frame["mode"] == "open") & frame["run_key"].isin(wanted) & frame["item_id"].isin(set(verdicts["item_id"]))]
+    scores = {(k, i): (j, d, x, y) for k, i, j, d, x, y in zip(
+        open_rows["run_key"], open_rows["item_id"], open_rows["judge"], open_rows["display"], open_rows["x"], open_rows["y"])}
+    pairs: dict[tuple, dict] = {}  # (run_key, item_id) -> {annotator: verdict}
+    unknown = 0
+    bad = 0
+    for annotator, item_id, run, verdict in verdicts[["annotator", "item_id", "run_key", "verdict"]].itertuples(index=False):
+        key = resolve(run)
+        try:
+            v = normalise_verdict(verdict)
+        except ValueError:
+            bad += 1
+            continue
+        if key is None or (key, item_id) not in scores:
+            unknown += 1
+            continue
+        pairs.setdefault((key, item_id), {})[annotator] = v
+    warnings = []
+    if unknown:
+        warnings.append(f"{unknown} verdict(s) name a run/item with no scored open prediction; left out")
+    if bad:
+        warnings.append(f"{bad} verdict(s) with an unknown value; left out")
+    if not pairs:
+        return [], warnings
+    ordered = sorted(pairs)
+    annotators = sorted({a for votes in pairs.values() for a in votes})
+    judge = [scores[p][0] for p in ordered]
+    methods = [scores[p][1] for p in ordered]
+    cells = [[f"{x}_{y}" for x in scores[p][2] for y in scores[p][3]] for p in ordered]
+    strata = {"method": methods, "cell": cells}
+    out = []
+    humans = [(a, [pairs[p].get(a) for p in ordered], None) for a in annotators]
+    if len(annotators) >= 2:
+        maj = human_majority([[pairs[p].get(a) for a in annotators] for p in ordered])
+        humans.append(("majority", list(maj.verdicts), maj))
+    for human, votes, maj in humans:
+        keep = [i for i, v in enumerate(votes) if v is not None] if maj is None else list(range(len(votes)))
+        res = judge_vs_human([judge[i] for i in keep], [votes[i] for i in keep],
+                             strata={k: [s[i] for i in keep] for k, s in strata.items()},
+                             n_resamples=opts.resamples, seed=opts.seed)
+        extra = {"n_annotators": len(annotators) if maj else 1, "ties": maj.ties if maj else 0}
+        out.append(_judge_row(human, "all", ALL, ALL, ALL, res, extra))
+        for st in res.strata:
+            if st.dimension == "method":
+                out.append(_judge_row(human, "method", st.key, ALL, ALL, st.result, extra))
+            else:
+                x, y = st.key.split("_", 1)
+                out.append(_judge_row(human, "cell", ALL, x, y, st.result, extra))
+    return out, warnings
+
+
+def _judge_row(human: str, stratum: str, method: str, x: str, y: str, r, extra: dict) -> dict:
+    k, b = r.kappa, r.bootstrap
+    return {
+        "compared": "judge_vs_human", "human": human, "stratum": stratum, "method": method, "x": x, "y": y,
+        "n": r.n, "excluded": r.excluded, "excluded_borderline": r.excluded_borderline,
+        "excluded_missing": r.excluded_missing, "agreements": r.agreements, "observed": r.observed,
+        "kappa": k.kappa, "ci_low": b.ci_low, "ci_high": b.ci_high, "ci_method": "bootstrap percentile",
+        "se": k.se, "ci_low_analytic": k.ci_low, "ci_high_analytic": k.ci_high, "ac1": r.ac1.ac1,
+        "accept_accept": r.accept_accept, "accept_reject": r.accept_reject, "reject_accept": r.reject_accept,
+        "reject_reject": r.reject_reject, "undefined_reason": k.undefined_reason, "warning": r.paradox_warning,
+        **extra,
+    }
+
+
+def judge_tables(rows: list[dict]) -> list[Table]:
+    def show(r: dict, head: dict) -> dict:
+        return {**head, "n": r["n"], "excluded": r["excluded"], "agreement": r["observed"],
+                "κ": r["kappa"] if r["kappa"] is not None else "undefined",
+                "95% CI": (r["ci_low"], r["ci_high"]), "AC1": r["ac1"],
+                "A/A": r["accept_accept"], "A/R": r["accept_reject"], "R/A": r["reject_accept"], "R/R": r["reject_reject"]}
+
+    tail = ["n", "excluded", "agreement", "κ", "95% CI", "AC1", "A/A", "A/R", "R/A", "R/R"]
+    overall = [show(r, {"Human": r["human"]}) for r in rows if r["stratum"] == "all"]
+    per_method = [show(r, {"Human": r["human"], "Method": r["method"]}) for r in rows if r["stratum"] == "method"]
+    per_cell = [show(r, {"Human": r["human"], "Y": r["y"], "X": r["x"]}) for r in rows if r["stratum"] == "cell"]
+    note = ("Judge score ≥ 0.5 → accept. Confusion judge-first: A/R = judge accepts, human rejects. "
+            "excluded = borderline verdicts + pairs without a score. CI: percentile bootstrap over pairs.")
+    return [
+        Table("judge_vs_human", "LLM judge vs human verdicts", overall, ["Human", *tail], note),
+        Table("judge_vs_human_by_method", "LLM judge vs human verdicts, per method", per_method,
+              ["Human", "Method", *tail]),
+        Table("judge_vs_human_by_cell", "LLM judge vs human verdicts, per (X, Y) cell", per_cell,
+              ["Human", "Y", "X", *tail]),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Labels
+
+
+def _code(labels: Any, prefix: str) -> str | None:
+    vals = sorted({str(v) for v in (labels or ()) if str(v).startswith(prefix)})
+    return "+".join(vals) if vals else None
+
+
+def label_rows(ctx: ScoreContext, labels: pd.DataFrame, warnings: list[str]) -> tuple[list, list, list]:
+    opts = ctx.options
+    latest = labels.sort_values(["ts", "event_id"]).drop_duplicates(["annotator", "item_id"], keep="last")
+    gold: dict[str, tuple] = {}
+    for it in ctx.bench.items():
+        gold.setdefault(it.item_id, (it.x, it.y))
+    unknown = sorted(set(latest["item_id"]) - set(gold))
+    if unknown:
+        warnings.append(f"{len(unknown)} labelled item id(s) are not in the benchmark (e.g. {unknown[0]!r}); "
+                        "compared between annotators only")
+    items = sorted(set(latest["item_id"]))
+    annotators = sorted(set(latest["annotator"]))
+    rows, confusion, boundary = [], [], []
+    for axis, col, prefix in (("X", "x", "X"), ("Y", "y", "Y")):
+        ratings = {a: [None] * len(items) for a in annotators}
+        pos = {i: k for k, i in enumerate(items)}
+        for a, item_id, value in latest[["annotator", "item_id", col]].itertuples(index=False):
+            ratings[a][pos[item_id]] = _code(value, prefix)
+        gold_codes = [_code(gold[i][0 if axis == "X" else 1], prefix) if i in gold else None for i in items]
+        comparisons = [(a, b, ratings[a], ratings[b], "pair") for a, b in combinations(annotators, 2)]
+        comparisons += [(a, "gold", ratings[a], gold_codes, "gold") for a in annotators]
+        for a, b, ra, rb, kind in comparisons:
+            both = [(u, v) for u, v in zip(ra, rb) if u is not None and v is not None]
+            if not both:
+                continue
+            ua, ub = [u for u, _ in both], [v for _, v in both]
+            cats = tuple(sorted(set(ua) | set(ub)))
+            k = cohen_kappa(ua, ub, labels=cats)
+            boot = kappa_bootstrap_ci(ua, ub, labels=cats, n_resamples=opts.resamples, seed=opts.seed)
+            either = sum(1 for u, v in zip(ra, rb) if (u is None) != (v is None))
+            rows.append({"compared": "labels", "axis": axis, "kind": kind, "rater_a": a, "rater_b": b,
+                         "n": k.n, "excluded": either, "agreements": sum(u == v for u, v in both),
+                         "observed": k.observed, "kappa": k.kappa, "ci_low": boot.ci_low, "ci_high": boot.ci_high,
+                         "se": k.se, "ci_low_analytic": k.ci_low, "ci_high_analytic": k.ci_high, "alpha": None,
+                         "undefined_reason": k.undefined_reason})
+            for i, la in enumerate(k.labels):
+                for j, lb in enumerate(k.labels):
+                    if k.confusion[i][j]:
+                        confusion.append({"axis": axis, "rater_a": a, "rater_b": b, "label_a": la, "label_b": lb,
+                                          "count": k.confusion[i][j]})
+            if axis == "X":
+                dis = [(u, v) for u, v in both if u != v]
+                on_boundary = sum(1 for u, v in dis if set(u.split("+")) ^ set(v.split("+")) <= BOUNDARY)
+                boundary.append({"rater_a": a, "rater_b": b, "n": len(both), "disagreements": len(dis),
+                                 "x2_x3": on_boundary, "share": on_boundary / len(dis) if dis else None})
+        if len(annotators) >= 2:
+            res = krippendorff_alpha([ratings[a] for a in annotators], level="nominal")
+            rows.append({"compared": "labels", "axis": axis, "kind": "all", "rater_a": "all",
+                         "rater_b": f"{len(annotators)} annotators", "n": res.n, "excluded": len(items) - res.n,
+                         "agreements": None, "observed": None, "kappa": None, "ci_low": None, "ci_high": None,
+                         "se": None, "ci_low_analytic": None, "ci_high_analytic": None, "alpha": res.alpha,
+                         "undefined_reason": res.undefined_reason})
+    return rows, confusion, boundary
+
+
+def label_tables(rows: list[dict], boundary: list[dict]) -> list[Table]:
+    out = []
+    if rows:
+        shown = [{"Axis": r["axis"], "n": r["n"], "agreement": r["observed"],
+                  "Raters": f"all {r['rater_b']}" if r["kind"] == "all" else f"{r['rater_a']} vs {r['rater_b']}",
+                  "κ": r["kappa"] if r["kappa"] is not None or r["kind"] == "all" else "undefined", "95% CI": (r["ci_low"], r["ci_high"]),
+                  "α": r["alpha"]} for r in rows]
+        out.append(Table("labels", "X / Y label agreement (κ_X, κ_Y per pair; vs gold; Krippendorff's α across all)",
+                         shown, ["Axis", "Raters", "n", "agreement", "κ", "95% CI", "α"],
+                         "A label set is one category (X2+X3). α: nominal, missing labels allowed."))
+    if boundary:
+        shown = [{"Raters": f"{b['rater_a']} vs {b['rater_b']}", "n": b["n"], "X disagreements": b["disagreements"],
+                  "on X2/X3 boundary": b["x2_x3"], "share": b["share"]} for b in boundary]
+        out.append(Table("boundary", "X disagreements on the X2/X3 boundary", shown,
+                         ["Raters", "n", "X disagreements", "on X2/X3 boundary", "share"]))
+    return out

@@ -1,0 +1,118 @@
+"""The evaluation matrices (DESIGN §5 "Matrix", §6 `matrix` rows), on answerable items only.
+
+Tables per backbone, laid out like the MemEye main table: rows Y / X / metric with the `Avg.` (macro)
+and item-weighted rows last, one column per method (textual family first, then multimodal), best and
+second-best per row marked; BLEU-1 in its own table; marginals by X and by Y.
+
+Table rows carry two optional keys the renderers understand: `_marks` {column: "best"|"second"}
+and `_n` {column: n} for a value whose n differs from the row's `n`.
+"""
+
+from __future__ import annotations
+
+from scorer.metrics.matrix import ALL, METRICS, evaluation_matrix
+from scorer.model import X_LABELS, Y_LABELS
+from scorer.sections.base import ScoreContext, SectionResult, Table
+from scorer.sections.methods import METRIC_TITLES, answerable_scores, method_columns, n_summary, records
+
+NAME = "matrix"
+FIELDS = ("backbone", "method", "display", "family", "mode", "metric", "x", "y", "agg", "value", "n", "n_cells", "mark")
+
+
+def build(ctx: ScoreContext) -> SectionResult:
+    frame = ctx.frame
+    if frame.empty:
+        return SectionResult.absent(NAME, "no prediction row joins to a benchmark item")
+    answerable = answerable_scores(frame)
+    if answerable.empty:
+        return SectionResult.absent(NAME, "no answerable item has a prediction (answer scores exclude abstention controls)")
+    rows = evaluation_matrix(answerable, METRICS)
+    if rows.empty:
+        return SectionResult.absent(NAME, "no prediction has an EM, judge or BLEU-1 score")
+    meta = answerable.drop_duplicates(["backbone", "method"])[["backbone", "method", "display", "family"]]
+    rows = rows.merge(meta, on=["backbone", "method"], how="left")
+    data = records(rows, FIELDS)
+    by_backbone: dict[str, list[dict]] = {}
+    for r in data:
+        by_backbone.setdefault(r["backbone"], []).append(r)
+    tables = []
+    for backbone in sorted(by_backbone):
+        cols = method_columns(meta[meta["backbone"] == backbone])
+        tables += _backbone_tables(backbone, by_backbone[backbone], cols)
+    warnings = []
+    unlabelled = answerable[(answerable["x"].map(len) == 0) | (answerable["y"].map(len) == 0)]["item_id"].nunique()
+    if unlabelled:
+        warnings.append(f"{unlabelled} scored item(s) have no X or no Y label: they count in the item-weighted "
+                        "mean only, not in cells, marginals or Avg.")
+    return SectionResult(NAME, data, tables, warnings=tuple(warnings))
+
+
+def _index(rows: list[dict]) -> dict[tuple, dict]:
+    return {(r["metric"], r["agg"], r["y"], r["x"], r["method"]): r for r in rows}
+
+
+def _row(idx: dict, cols, metric: str, agg: str, y: str, x: str, head: dict) -> dict | None:
+    found = [(label, idx.get((metric, agg, y, x, m))) for m, label, _ in cols]
+    if not any(r for _, r in found):
+        return None
+    shown, differs = n_summary(r["n"] for _, r in found if r)
+    row = dict(head)
+    row["n"] = shown
+    marks, ns = {}, {}
+    for label, r in found:
+        row[label] = None if r is None else r["value"]
+        if r is not None and r["mark"]:
+            marks[label] = r["mark"]
+        if r is not None and differs:
+            ns[label] = r["n"]
+    row["_marks"], row["_n"] = marks, ns
+    return row
+
+
+def _backbone_tables(backbone: str, sub: list[dict], cols) -> list[Table]:
+    idx = _index(sub)
+    labels = [label for _, label, _ in cols]
+    seen_y, seen_x, seen_m = {r["y"] for r in sub}, {r["x"] for r in sub}, {r["metric"] for r in sub}
+    ys = [y for y in Y_LABELS if y in seen_y] + sorted(seen_y - set(Y_LABELS) - {ALL})
+    xs = [x for x in X_LABELS if x in seen_x] + sorted(seen_x - set(X_LABELS) - {ALL})
+    main_metrics = [m for m in ("em", "judge") if m in seen_m]
+    bleu = ["bleu_1"] if "bleu_1" in seen_m else []
+    families = " | ".join(f"{f}: " + ", ".join(label for _, label, fam in cols if fam == f)
+                          for f in ("text", "multimodal", "other") if any(fam == f for *_, fam in cols))
+    tables = []
+    for metrics, name, what in ((main_metrics, "main", "EM (MCQ, mean over rotations) and LLM-Judge (open)"),
+                                (bleu, "bleu", "BLEU-1 (open)")):
+        if not metrics:
+            continue
+        out = []
+        for y in ys:
+            for x in xs:
+                for m in metrics:
+                    r = _row(idx, cols, m, "cell", y, x, {"Y": y, "X": x, "Metric": METRIC_TITLES[m]})
+                    if r:
+                        out.append(r)
+        for agg, label in (("macro", "Avg."), ("micro", "Item-weighted mean")):
+            for m in metrics:
+                r = _row(idx, cols, m, agg, ALL, ALL, {"Y": label, "X": "--", "Metric": METRIC_TITLES[m]})
+                if r:
+                    r["_rule"] = agg == "macro" and m == metrics[0]
+                    out.append(r)
+        tables.append(Table(
+            name=f"{name}_{backbone}", title=f"{backbone}: {what}; n = items per cell",
+            rows=out, columns=["Y", "X", "Metric", "n", *labels],
+            note=("Avg. = mean of the non-empty cell values (coordinate-balanced, as the MemEye tables); "
+                  "Item-weighted mean = mean over distinct items. Best / second per row marked. " + families),
+        ))
+    marg = []
+    for axis, levels in (("X", xs), ("Y", ys)):
+        for level in levels:
+            for m in [*main_metrics, *bleu]:
+                x, y = (level, ALL) if axis == "X" else (ALL, level)
+                r = _row(idx, cols, m, "marginal", y, x, {"Axis": axis, "Level": level, "Metric": METRIC_TITLES[m]})
+                if r:
+                    marg.append(r)
+    if marg:
+        tables.append(Table(name=f"marginals_{backbone}", title=f"{backbone}: marginals by X and by Y",
+                            rows=marg, columns=["Axis", "Level", "Metric", "n", *labels],
+                            note="Each item counts once per X (Y) label it carries."))
+    return tables

@@ -1,0 +1,86 @@
+"""Shared by the score sections: method columns in the paper's order, and row helpers."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+
+FAMILY_ORDER = ("text", "multimodal", "other")
+FAMILY_TITLES = {"text": "Textual memory", "multimodal": "Multimodal memory", "other": "Other"}
+# The MemEye main table's column order; other methods follow, alphabetically, within their family.
+PAPER_ORDER = ("FC(T)", "SRAG(T)", "Refl.", "Gen.Ag.", "MemOS", "A-Mem", "SM(T)",
+               "FC(V)", "SRAG(V)", "MIRIX", "MMA", "M2A", "SM(V)")
+METRIC_TITLES = {"em": "EM", "judge": "LLM-Judge", "bleu_1": "BLEU-1"}
+
+
+def method_columns(frame: pd.DataFrame) -> list[tuple[str, str, str]]:
+    """(method, column label, family) for the methods in `frame`, in display order. The label is
+    the display name, or `display [method]` when two methods share a display name."""
+    if frame.empty:
+        return []
+    meta = frame.drop_duplicates("method")[["method", "display", "family"]]
+    counts = meta["display"].value_counts()
+    out = []
+    for m, d, f in meta.itertuples(index=False):
+        label = d if counts[d] == 1 else f"{d} [{m}]"
+        out.append((m, label, f))
+    rank = {d: i for i, d in enumerate(PAPER_ORDER)}
+
+    def key(t: tuple[str, str, str]) -> tuple:
+        m, label, f = t
+        fam = FAMILY_ORDER.index(f) if f in FAMILY_ORDER else len(FAMILY_ORDER)
+        return fam, rank.get(label, len(rank)), label, m
+
+    return sorted(out, key=key)
+
+
+SCORE_COLUMNS = ("run_key", "backbone", "method", "display", "family", "mode", "item_id", "x", "y", "cluster",
+                 "em", "judge", "bleu_1")
+
+
+def answerable_scores(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of answerable items, with only the columns answer-score tables use (answer scores
+    exclude abstention controls, DESIGN §5). Selecting columns first avoids copying the rest."""
+    cols = [c for c in SCORE_COLUMNS if c in frame]
+    if frame.empty:
+        return frame[cols]
+    return frame.loc[frame["answerable"].to_numpy(bool), cols]
+
+
+def display_of(frame: pd.DataFrame) -> dict[str, str]:
+    return {m: label for m, label, _ in method_columns(frame)}
+
+
+def clean(v: Any) -> Any:
+    """A JSON-ready scalar: numpy types unwrapped, NaN → None."""
+    if isinstance(v, (np.bool_,)):
+        return bool(v)
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        return None if np.isnan(v) else float(v)
+    if v is pd.NA or v is pd.NaT:
+        return None
+    return v
+
+
+def records(df: pd.DataFrame, columns: Iterable[str]) -> list[dict]:
+    """Rows as plain dicts (missing values None), in `columns` order."""
+    sub = df[list(columns)].astype(object)
+    return sub.where(sub.notna(), None).to_dict("records")
+
+
+def n_summary(ns: Iterable[int | None]) -> tuple[Any, bool]:
+    """(what the row's n column shows, whether values differ): the common n, or "lo–hi"."""
+    vals = sorted({int(n) for n in ns if n is not None})
+    if not vals:
+        return None, False
+    if len(vals) == 1:
+        return vals[0], False
+    return f"{vals[0]}–{vals[-1]}", True
+
+
+def by_key(rows: Iterable[Mapping], *keys: str) -> dict[tuple, Mapping]:
+    return {tuple(r[k] for k in keys): r for r in rows}

@@ -1,0 +1,116 @@
+"""Text from data is shown literally: Rich markup ("[bold red]x[/]", "[link=…]") and ANSI / OSC escapes
+in every text field appear as typed (ESC made visible), never obeyed; broken media show a placeholder
+with the reason. Drives the real app on a tiny benchmark written to a temp folder."""
+
+from __future__ import annotations
+
+import pytest
+
+from apphelpers import ESC_SHOWN, LINK, MARKUP, TASK, inj, settle, write_injection_bench
+from screen_text import screen_lines, screen_text
+from tui.app import make_app
+
+WIDE = (260, 70)
+
+
+def shown(field: str) -> str:
+    """How inj(field) must appear on screen: every character literal, escapes visible."""
+    return f"{field} {MARKUP} {LINK} {ESC_SHOWN}red\\x1b]8;;https://evil.example\\x07"
+
+
+@pytest.fixture
+def bench(tmp_path):
+    return write_injection_bench(tmp_path / "bench")
+
+
+def no_raw_escape(app) -> None:
+    for line in screen_lines(app):
+        assert "\x1b" not in line and "\x07" not in line, line
+
+
+async def test_items_table_shows_question_literally(bench):
+    app = make_app(bench, [bench / "runs"], annotator=inj("annotator"))
+    async with app.run_test(size=WIDE) as pilot:
+        await pilot.press("2")
+        await settle(pilot)
+        text = screen_text(app)
+        assert shown("question")[:60] in text
+        assert shown("annotator") in text  # the status line
+        no_raw_escape(app)
+
+
+@pytest.mark.parametrize("mode_key", ["mcq", "open"])
+async def test_item_screen_shows_every_field_literally(bench, mode_key):
+    app = make_app(bench, [bench / "runs"])
+    async with app.run_test(size=WIDE) as pilot:
+        await pilot.press("2")
+        await settle(pilot)
+        if mode_key == "open":
+            await pilot.press("down")
+        await pilot.press("enter")
+        await settle(pilot)
+        text = screen_text(app)
+        fields = ["question", "answer", "explanation", "user", "assistant", "caption", "prediction", "backbone"]
+        fields += ["optionA"] if mode_key == "mcq" else ["reasoning"]
+        for field in fields:
+            assert shown(field) in text, f"{field} not shown literally"
+        if mode_key == "mcq":  # a rotation's raw output is cut to one short line
+            assert shown("rotation")[:58] in text
+        assert "[bold]pic.png" in text  # a media file name that looks like markup
+        no_raw_escape(app)
+
+
+async def test_compare_screen_shows_predictions_literally(bench):
+    app = make_app(bench, [bench / "runs"])
+    async with app.run_test(size=WIDE) as pilot:
+        await pilot.press("2", "enter")
+        await settle(pilot)
+        # one run only: side by side needs two, and says so instead of failing
+        await pilot.press("s")
+        await settle(pilot)
+        assert type(app.screen).__name__ == "ItemScreen"
+        no_raw_escape(app)
+
+
+async def test_missing_and_corrupt_images_show_a_placeholder_with_the_reason(bench):
+    app = make_app(bench, [bench / "runs"])
+    async with app.run_test(size=WIDE) as pilot:
+        await pilot.press("2", "enter")
+        await settle(pilot)
+        # D1:2 is not a clue: open it in the Session screen, where every round's media show
+        from tui.screens.jump import open_session
+
+        item = app.screen.item
+        open_session(app, app.state.task(item), "D1:2", item)
+        await settle(pilot)
+        text = screen_text(app)
+        assert "media file not found" in text and "missing.png" in text
+        assert "corrupt.png" in text and ("corrupt" in text.split("corrupt.png", 1)[1] or "not a readable image" in text)
+        no_raw_escape(app)
+
+
+async def test_corrupt_clue_image_placeholder_in_the_item_screen(tmp_path):
+    """A clue whose PNG is corrupt: the Item screen's thumbnail says why, and the app keeps working."""
+    import json
+
+    root = write_injection_bench(tmp_path / "b")
+    for name in (f"{TASK}.json", f"{TASK}_Open.json"):
+        p = root / "dialog" / name
+        d = json.loads(p.read_text())
+        d["multi_session_dialogues"][1]["dialogues"][0]["input_image"] = [f"image/{TASK}/corrupt.png"]
+        p.write_text(json.dumps(d))
+    app = make_app(root, [root / "runs"])
+    async with app.run_test(size=WIDE) as pilot:
+        await pilot.press("2", "enter")
+        await settle(pilot)
+        from tui.widgets.media_image import MediaImage
+
+        thumbs = list(app.screen.query(MediaImage))
+        broken = [t for t in thumbs if t.media.name == "corrupt.png"]
+        assert broken and "corrupt" in broken[0].error and "corrupt.png" in broken[0].error
+        placeholder = broken[0].query_one(".picture-placeholder")
+        assert placeholder.display and "corrupt image" in screen_text(app)
+        assert any(t.picture is not None for t in thumbs if t.media.name == "fine.png" or t.media.name == "[bold]pic.png")
+        await pilot.press("n")  # still responsive
+        await settle(pilot)
+        assert type(app.screen).__name__ == "ItemScreen"

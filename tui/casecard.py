@@ -1,0 +1,201 @@
+"""Export one item as a case card, like the MemEye paper's case-study panels: a Markdown file with
+the clue images, and a LaTeX figure (the question, the gold answer, the clue images with their
+rounds, the captions a text-only method saw, and per run its score and which clues it retrieved and
+delivered). Images are copied next to the files so the folder is self-contained.
+
+Only loader-resolved media inside the benchmark root are copied (tui.media.source.local_path);
+text from the data is escaped for Markdown and LaTeX, with control characters made visible.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from scorer.model import Item, Media, Round
+from scorer.safe_text import plain
+from tui.evidence import latest_round, run_evidence, stale_clues
+from tui.media.source import MediaError, local_path
+from tui.state import AppState, score_of
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#|!])")
+_TEX_SPECIAL = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#",
+                "^": r"\^{}", "_": r"\_", "%": r"\%", "~": r"\textasciitilde{}"}
+
+
+def md(text: object) -> str:
+    return _MD_SPECIAL.sub(r"\\\1", plain(str(text or ""), one_line=True))
+
+
+def tex(text: object) -> str:
+    return "".join(_TEX_SPECIAL.get(ch, ch) for ch in plain(str(text or ""), one_line=True))
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "item"
+
+
+def _score(v: float | None) -> str:
+    return "—" if v is None else f"{v:.2f}"
+
+
+def copy_images(state: AppState, rounds: list[Round], out: Path) -> dict[int, Path]:
+    """Copy the clue images into out/img; id(media) → path relative to `out`."""
+    copied: dict[int, Path] = {}
+    for n, r in enumerate(rounds, start=1):
+        for j, m in enumerate(r.images, start=1):
+            try:
+                src = local_path(m, state.bench.root, state.allow_outside_root)
+            except MediaError:
+                continue
+            if not src.is_file():
+                continue
+            rel = Path("img") / f"{n:02d}_{j}_{slug(src.stem)}{src.suffix.lower()}"
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, out / rel)
+            copied[id(m)] = rel
+    return copied
+
+
+def _runs(state: AppState, item: Item, backbone: str | None):
+    preds = state.predictions(item)
+    return [(ref, p) for ref, p in preds if backbone is None or ref.backbone == backbone] or preds
+
+
+def _media_note(m: Media, copied: dict[int, Path]) -> str:
+    if id(m) in copied:
+        return ""
+    return m.problem or ("remote, not fetched" if m.is_remote else f"{m.kind} not copied")
+
+
+def markdown(state: AppState, item: Item, runs, copied: dict[int, Path]) -> str:
+    task = state.task(item)
+    rounds = list(task.clue_chain(item))
+    latest, stale = latest_round(task, item), stale_clues(task, item)
+    cell = f"({','.join(sorted(item.x))}, {','.join(sorted(item.y))})"
+    lines = [f"# Case: {md(item.item_id)} ({item.mode})", "",
+             f"**Task:** {md(task.name)} · **Cell:** {md(cell)} · "
+             f"**Answerable:** {'yes' if item.answerable else 'no'}", ""]
+    if runs:
+        lines += ["| run | backbone | score | chain retrieved | chain delivered |", "|---|---|---|---|---|"]
+        for ref, p in runs:
+            ev = run_evidence(task, item, p)
+            yn = {True: "yes", False: "no", None: "not logged"}
+            lines.append(f"| {md(ref.display)} | {md(ref.backbone)} | {_score(score_of(p, item.mode))} | "
+                         f"{yn[ev.marks.chain_retrieved]} | {yn[ev.marks.chain_delivered]} |")
+        lines.append("")
+    lines += ["## Question", "", f"**Q:** {md(item.question)}", "", f"**A:** {md(item.answer)}", ""]
+    if item.rotations:
+        rot = item.rotations[0]
+        lines += [f"- {md(k)}. {md(v)}{' ✓' if k == rot.answer else ''}" for k, v in rot.options.items()]
+        lines.append("")
+    lines += ["## Clue chain (time order)", ""]
+    for n, r in enumerate(rounds, start=1):
+        mark = " ★ latest" if r.round_id == latest else " ⟲ stale" if r.round_id in stale else ""
+        lines.append(f"{n}. **{md(r.round_id)}** ({md(r.date or 'no date')}){mark}  ")
+        if r.user:
+            lines.append(f"   user: {md(r.user)}  ")
+        if r.assistant:
+            lines.append(f"   assistant: {md(r.assistant)}  ")
+        for m in r.media:
+            if id(m) in copied:
+                lines.append(f"   ![{md(r.round_id)} {md(m.name)}]({copied[id(m)].as_posix()})  ")
+            else:
+                lines.append(f"   [{m.kind} {md(m.name)}: {md(_media_note(m, copied))}]  ")
+            if m.text:
+                lines.append(f"   *caption seen by text-only methods:* “{md(m.text)}”  ")
+        lines.append("")
+    lines += ["## Each run", ""]
+    for ref, p in runs:
+        ev = run_evidence(task, item, p)
+        lines += [f"### {md(ref.display)} — {md(ref.key)} — score {_score(score_of(p, item.mode))}", "",
+                  f"- prediction: {md(p.pred)}"]
+        if p.judge_reasoning:
+            lines.append(f"- judge's reasoning: {md(p.judge_reasoning)}")
+        if ev.retrieval_logged:
+            got = ", ".join(f"{md(m.round_id)}{' ✓' if m.gold else ''}{' (stale)' if m.stale else ''}"
+                            f"{' (latest)' if m.latest else ''}" for m in ev.rounds) or "nothing"
+            lines.append(f"- retrieved (ranked): {got}")
+        if ev.delivered is not None:
+            lines.append(f"- delivered: {', '.join(md(d.round_id) for d in ev.delivered) or 'nothing'}")
+        if ev.dropped:
+            lines.append(f"- retrieved but dropped by packing: {', '.join(md(d.round_id) for d in ev.dropped)}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def latex(state: AppState, item: Item, runs, copied: dict[int, Path]) -> str:
+    task = state.task(item)
+    rounds = list(task.clue_chain(item))
+    latest, stale = latest_round(task, item), stale_clues(task, item)
+    xs = ",".join(f"X_{{{x[1:]}}}" if re.fullmatch(r"X\d", x) else tex(x) for x in sorted(item.x))
+    ys = ",".join(f"Y_{{{y[1:]}}}" if re.fullmatch(r"Y\d", y) else tex(y) for y in sorted(item.y))
+    images = [(r, m) for r in rounds for m in r.images if id(m) in copied]
+    width = f"{0.96 / max(1, len(images)):.2f}"
+    scores = r" \quad ".join(f"{tex(ref.display)}\\,=\\,{_score(score_of(p, item.mode))}" for ref, p in runs)
+    out = [
+        "% memscope case card — needs \\usepackage{graphicx,xcolor}",
+        "\\begin{figure*}[htbp]", "\\centering", "\\footnotesize", "\\fbox{%", "\\begin{minipage}{0.96\\textwidth}",
+        "\\centering", "\\vspace{4pt}",
+        f"\\textbf{{Case: {tex(item.item_id)}}}\\\\[2pt]",
+        f"\\textit{{Task:}} {tex(task.name)} \\quad \\textit{{Cell:}} $({xs};\\,{ys})$\\\\[1pt]",
+    ]
+    if scores:
+        out.append(f"{scores}\\\\[2pt]")
+    out.append("\\vspace{4pt}\\hrule\\vspace{5pt}")
+    if images:
+        for i, (r, m) in enumerate(images):
+            sep = "\\hfill" if i < len(images) - 1 else ""
+            out.append(f"\\begin{{minipage}}[t]{{{width}\\linewidth}}\\centering"
+                       f"\\includegraphics[width=\\linewidth,height=0.8in,keepaspectratio]{{{copied[id(m)].as_posix()}}}\\\\"
+                       f"{{\\scriptsize {tex(r.round_id)}"
+                       f"{' (latest)' if r.round_id == latest else ' (stale)' if r.round_id in stale else ''}}}"
+                       f"\\end{{minipage}}{sep}")
+        out.append("\\vspace{4pt}\\hrule\\vspace{5pt}")
+    out += ["\\begin{minipage}{0.94\\linewidth}\\scriptsize",
+            f"\\textbf{{Q:}} {tex(item.question)}\\\\[3pt]", f"\\textbf{{A:}} {tex(item.answer)}",
+            "\\end{minipage}"]
+    captions = [(r, m) for r in rounds for m in r.media if m.text]
+    if captions:
+        out += ["\\vspace{4pt}", "\\colorbox{gray!10}{\\parbox{0.91\\linewidth}{\\scriptsize",
+                "\\textbf{Captions seen by text-only methods:}\\\\"]
+        out += [f"{tex(r.round_id)}: \\textit{{``{tex(m.text)}''}}\\\\" for r, m in captions]
+        out.append("}}")
+    if runs and rounds:
+        cols = "l" + "c" * len(rounds)
+        out += ["\\vspace{4pt}", "{\\scriptsize", f"\\begin{{tabular}}{{{cols}}}",
+                " & ".join(["run"] + [tex(r.round_id) for r in rounds]) + " \\\\ \\hline"]
+        for ref, p in runs:
+            ev = run_evidence(task, item, p)
+            ret = {m.round_id for m in ev.rounds}
+            dlv = {d.round_id for d in ev.delivered or ()}
+            cells = []
+            for r in rounds:
+                if ev.delivered is not None and r.round_id in dlv:
+                    cells.append("delivered")
+                elif ev.retrieval_logged and r.round_id in ret:
+                    cells.append("retrieved")
+                elif not ev.retrieval_logged and ev.delivered is None:
+                    cells.append("?")
+                else:
+                    cells.append("missing")
+            out.append(" & ".join([tex(ref.display)] + cells) + " \\\\")
+        out += ["\\end{tabular}}"]
+    out += ["\\vspace{4pt}", "\\end{minipage}", "}",
+            f"\\caption{{{tex(item.item_id)}: gold clue chain beside what each run retrieved and delivered.}}",
+            f"\\label{{fig:case-{slug(item.item_id).lower()}}}", "\\end{figure*}", ""]
+    return "\n".join(out)
+
+
+def export_case(state: AppState, item: Item, backbone: str | None = None) -> list[Path]:
+    """Write <exports>/<item>/case.md, case.tex and img/*; returns the paths written."""
+    out = state.exports_dir / slug(f"{item.item_id}_{item.mode}")
+    out.mkdir(parents=True, exist_ok=True)
+    task = state.task(item)
+    runs = _runs(state, item, backbone)
+    copied = copy_images(state, list(task.clue_chain(item)), out)
+    md_path, tex_path = out / "case.md", out / "case.tex"
+    md_path.write_text(markdown(state, item, runs, copied), encoding="utf-8")
+    tex_path.write_text(latex(state, item, runs, copied), encoding="utf-8")
+    return [md_path.resolve(), tex_path.resolve(), *((out / p).resolve() for p in copied.values())]

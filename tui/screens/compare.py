@@ -1,0 +1,106 @@
+"""Two runs side by side on one item — e.g. FC(V) vs FC(T): each side's answer and score, its chain
+completeness, and the clue chain as that run saw it (a text-only method sees the caption in place
+of each image, so that is what its side shows)."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Static
+
+from scorer.model import Item
+from scorer.names import CAPTION_PROOF_PAIRS
+from tui.evidence import run_evidence
+from tui.screens.base import BaseScreen
+from tui.state import AppState
+from tui.text import safe
+from tui.widgets.clues import ClueChain
+from tui.widgets.evidence_tables import chain_summary, chain_table
+from tui.widgets.run_panel import answer_text
+
+
+def default_pair(state: AppState, item: Item, backbone: str | None, active: str | None) -> tuple[int, int] | None:
+    """(left, right) run indices: the first caption-proof pair (visual left, text right) of the
+    backbone shown; otherwise the active run and the next one."""
+    preds = [ref for ref, _ in state.predictions(item)]
+    if len(preds) < 2:
+        return None
+    mine = [r for r in preds if r.backbone == backbone] or preds
+    by_display = {r.display: r for r in mine}
+    if active:
+        for text, visual in CAPTION_PROOF_PAIRS:
+            if active in (text, visual) and text in by_display and visual in by_display:
+                return by_display[visual].index, by_display[text].index
+    for text, visual in CAPTION_PROOF_PAIRS:
+        if text in by_display and visual in by_display:
+            return by_display[visual].index, by_display[text].index
+    first = next((r for r in mine if r.display == active), mine[0])
+    second = next((r for r in preds if r.index != first.index), None)
+    return (first.index, second.index) if second else None
+
+
+class CompareScreen(BaseScreen):
+    WHERE = "Side by side"
+    BINDINGS = [
+        Binding("escape", "back", "Back"),
+        Binding("l", "cycle(0)", "Left run", tooltip="show the next run on the left"),
+        Binding("r", "cycle(1)", "Right run", tooltip="show the next run on the right"),
+        Binding("w", "swap", "Swap"),
+    ]
+
+    def __init__(self, key: tuple[str, str], left: int, right: int) -> None:
+        super().__init__()
+        self.key = key
+        self.sides = [left, right]
+
+    @property
+    def item(self) -> Item:
+        return self.state.bench.item(*self.key)
+
+    def body(self) -> ComposeResult:
+        yield Static(id="cmp-title")
+        with Horizontal(id="cmp-body"):
+            for side in (0, 1):
+                with VerticalScroll(classes="cmp-side", id=f"cmp-side-{side}"):
+                    yield Static(classes="cmp-head")
+                    yield Static(classes="cmp-chain")
+                    yield ClueChain(classes="cmp-clues")
+
+    async def on_mount(self) -> None:
+        item = self.item
+        title = Text.assemble(safe(item.item_id, "bold", one_line=True), "  Q ", safe(item.question),
+                              "\nA ", safe(item.answer, "green"))
+        self.query_one("#cmp-title", Static).update(title)
+        for side in (0, 1):
+            await self._show(side)
+
+    async def _show(self, side: int) -> None:
+        item = self.item
+        task = self.state.task(item)
+        preds = dict((ref.index, (ref, p)) for ref, p in self.state.predictions(item))
+        ref, p = preds[self.sides[side]]
+        box = self.query_one(f"#cmp-side-{side}", VerticalScroll)
+        ev = run_evidence(task, item, p)
+        box.query_one(".cmp-head", Static).update(answer_text(ref, p, item, 0))
+        seen = Text("sees: ", style="bold")
+        seen.append("captions and transcripts in place of media" if ref.is_text else "the media themselves",
+                    style="italic")
+        box.query_one(".cmp-chain", Static).update(Group(chain_summary(ev), chain_table(ev), seen))
+        await box.query_one(ClueChain).show(task, item, captions_only=ref.is_text)
+
+    async def action_cycle(self, side: int) -> None:
+        order = [ref.index for ref, _ in self.state.predictions(self.item)]
+        i = order.index(self.sides[side]) if self.sides[side] in order else -1
+        self.sides[side] = order[(i + 1) % len(order)]
+        await self._show(side)
+
+    async def action_swap(self) -> None:
+        self.sides.reverse()
+        for side in (0, 1):
+            await self._show(side)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()

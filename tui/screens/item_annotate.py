@@ -1,0 +1,236 @@
+"""Annotating from the Item screen, outside any study: relabel the item (`l`), a verdict on the run
+in the open tab (`v`), a note (`N`), a flag (`f`), and undo of your last act made here (`u`). The
+panel in the Item screen's #annotation-slot shows what the store holds on the item — the gold labels
+beside yours and others', your verdicts per run, notes and flags — and says "saved" only once the
+store has committed the write.
+
+`AnnotatingScreen` is the Item screen's base class; the Item screen calls `refresh_annotations()`
+when it shows an item and provides `item` and `active_panel()` (whose `.ref` is the open run).
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import Static
+
+from scorer.errors import UserError
+from scorer.model import Item
+from tui.screens.base import BaseScreen
+from tui.screens.study_labels import X_KEYS, Y_KEYS, definitions, labels_str
+from tui.screens.study_modals import FlagDialog, NoteDialog, StudyDialog
+from tui.text import safe
+
+
+class LabelDialog(StudyDialog):
+    """Toggle X1–X4 (1–4) and Y1–Y3 (5–7), enter saves."""
+
+    BINDINGS = [Binding(k, f"toggle('{v}')", v, show=False) for k, v in {**X_KEYS, **Y_KEYS}.items()] + [
+        Binding("enter", "save", "Save")]
+
+    def __init__(self, where: Text, x: set[str], y: set[str]) -> None:
+        super().__init__()
+        self.where, self.x, self.y = where, set(x), set(y)
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text.assemble("Labels of ", self.where), classes="dialog-title")
+            yield Static(id="label-defs")
+            yield Static(Text("1–4 X · 5–7 Y (toggle) · enter saves · esc cancels"), classes="dialog-hint")
+
+    def on_mount(self) -> None:
+        self._show()
+
+    def _show(self) -> None:
+        out = Text.assemble(("selected: ", "bold"), (labels_str(self.x, self.y), "bold magenta"), "\n\n")
+        out.append_text(definitions(self.x, self.y))
+        self.query_one("#label-defs", Static).update(out)
+
+    def action_toggle(self, label: str) -> None:
+        (self.x if label.startswith("X") else self.y).symmetric_difference_update({label})
+        self._show()
+
+    def action_save(self) -> None:
+        if not self.x or not self.y:
+            self.notify("Pick at least one X (1–4) and one Y (5–7).", severity="warning", timeout=3)
+            return
+        self.dismiss((sorted(self.x), sorted(self.y)))
+
+
+class VerdictDialog(StudyDialog):
+    BINDINGS = [Binding("a", "pick('accept')", "Accept"), Binding("r", "pick('reject')", "Reject"),
+                Binding("b", "pick('borderline')", "Borderline")]
+
+    def __init__(self, where: Text) -> None:
+        super().__init__()
+        self.where = where
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text.assemble("Verdict on ", self.where), classes="dialog-title")
+            yield Static(Text("a accept · r reject · b borderline · esc cancels"), classes="dialog-hint")
+
+    def action_pick(self, verdict: str) -> None:
+        self.dismiss(verdict)
+
+
+def annotation_text(state, item: Item) -> Text:
+    """What the store holds on `item`, for the panel (all text from data literal)."""
+    store = state.store
+    if store is None:
+        return Text("annotations: no database open (start the app with --db FILE to annotate)", style="dim")
+    me = state.annotator
+    out = Text.assemble(("annotate", "bold"), " as ", safe(me, "bold", one_line=True),
+                        ("   l labels · v verdict on the open run · N note · f flag · u undo", "dim"))
+    labels = [r for r in store.labels() if r["item_id"] == item.item_id]
+    out.append("\nlabels  ", style="bold")
+    out.append(f"gold {labels_str(item.x, item.y)}")
+    for r in labels:
+        out.append(" | ")
+        out.append_text(safe(r["annotator"], "bold" if r["annotator"] == me else "", one_line=True))
+        out.append(f" {labels_str(r['x'], r['y'])}")
+        if r.get("study"):
+            out.append(" (study ", style="dim")
+            out.append_text(safe(r["study"], "dim", one_line=True))
+            out.append(")", style="dim")
+    names = {ref.key: ref.display for ref, _ in state.predictions(item)}
+    mine = [r for r in store.verdicts() if r["item_id"] == item.item_id and r["mode"] == item.mode
+            and r["annotator"] == me]
+    out.append("\nyour verdicts  ", style="bold")
+    if not mine:
+        out.append("none", style="dim")
+    for i, r in enumerate(mine):
+        if i:
+            out.append(" · ")
+        out.append_text(safe(names.get(r["run_key"], r["run_key"]), one_line=True))
+        out.append(f" {r['verdict']}", style="bold")
+    notes = [r for r in store.current("note") if r["item_id"] == item.item_id]
+    flags = [r for r in store.current("flag") if r["item_id"] == item.item_id]
+    out.append(f"\nnotes {len(notes)} · flags {len(flags)}", style="bold")
+    if flags:
+        out.append(" (" + ", ".join(sorted({f["flag"] for f in flags})) + ")")
+    if notes:
+        out.append("\nlast note: ", style="dim")
+        out.append_text(safe(notes[-1]["text"], "dim", one_line=True))
+    return out
+
+
+class AnnotatingScreen(BaseScreen):
+    # Not in the key bar (the Item screen's own keys fill it): the annotation panel lists these keys,
+    # and the help screen and the command palette show them with their descriptions.
+    BINDINGS = [
+        Binding("l", "relabel", "Relabel", show=False, tooltip="set your X / Y labels for this item"),
+        Binding("v", "verdict", "Verdict", show=False,
+                tooltip="accept / reject / borderline the open run's prediction"),
+        Binding("N", "item_note", "Note", show=False, tooltip="write a note on this item"),
+        Binding("f", "item_flag", "Flag", show=False,
+                tooltip="flag this item (ambiguous, leakage, bad media, wrong gold, …)"),
+        Binding("u", "item_undo", "Undo", show=False, tooltip="undo your last act made on this screen"),
+    ]
+
+    def __init__(self, *args, **kw) -> None:
+        super().__init__(*args, **kw)
+        self.acts: list[int] = []  # event ids written from this screen, newest last (what `u` undoes)
+        self.saved_line: Text | None = None
+
+    # -- panel ---------------------------------------------------------------------------------------
+    def refresh_annotations(self) -> None:
+        text = annotation_text(self.state, self.item)
+        if self.saved_line is not None:
+            text.append("\n")
+            text.append_text(self.saved_line)
+        self.query_one("#annotation-summary", Static).update(text)
+
+    def _where(self, run=None) -> Text:
+        out = safe(self.item.item_id, "bold", one_line=True)
+        if run is not None:
+            out.append(" · ")
+            out.append_text(safe(run.display, "bold", one_line=True))
+        return out
+
+    def _write(self, what: Text, write) -> None:
+        if self.state.store is None:
+            self.notify("No annotation database is open: start the app with --db FILE.", severity="warning")
+            return
+        try:
+            ev = write(self.state.store)
+        except UserError as err:
+            self.saved_line = Text(f"✗ NOT saved: {err}", style="bold red")
+        else:  # committed: now it may say so
+            self.acts.append(ev.id)
+            self.saved_line = Text.assemble(("✓ saved ", "bold green"), safe(ev.item_id, one_line=True), " · ",
+                                            what, (f" (event {ev.id})", "dim"))
+            if hasattr(self.app, "mark_saved"):
+                self.app.mark_saved()
+            self.state.refresh_rows()
+        self.refresh_annotations()
+
+    # -- actions -------------------------------------------------------------------------------------
+    def action_relabel(self) -> None:
+        item = self.item
+        store = self.state.store
+        mine = [r for r in store.labels() if r["item_id"] == item.item_id
+                and r["annotator"] == self.state.annotator] if store is not None else []
+        x, y = (set(mine[-1]["x"]), set(mine[-1]["y"])) if mine else (set(item.x), set(item.y))
+
+        def done(result) -> None:
+            if result is not None:
+                xs, ys = result
+                self._write(Text(f"labels {labels_str(xs, ys)}"),
+                            lambda s: s.label(self.state.annotator, item.item_id, xs, ys))
+
+        self.app.push_screen(LabelDialog(self._where(), x, y), done)
+
+    def action_verdict(self) -> None:
+        panel = self.active_panel()
+        if panel is None:
+            self.notify("No run answered this item: nothing to give a verdict on.", severity="warning")
+            return
+        item, ref = self.item, panel.ref
+
+        def done(verdict) -> None:
+            if verdict is not None:
+                what = Text.assemble(f"{verdict} on ", safe(ref.display, one_line=True))
+                self._write(what, lambda s: s.verdict(self.state.annotator, item.item_id, item.mode, ref.key, verdict))
+
+        self.app.push_screen(VerdictDialog(self._where(ref)), done)
+
+    def action_item_note(self) -> None:
+        item = self.item
+
+        def done(text) -> None:
+            if text is not None:
+                self._write(Text.assemble("note ", safe(text, one_line=True)),
+                            lambda s: s.note(self.state.annotator, item.item_id, text))
+
+        self.app.push_screen(NoteDialog(self._where()), done)
+
+    def action_item_flag(self) -> None:
+        item = self.item
+
+        def done(result) -> None:
+            if result is not None:
+                flag, text = result
+                self._write(Text(f"flag {flag}"), lambda s: s.flag(self.state.annotator, item.item_id, flag, text))
+
+        self.app.push_screen(FlagDialog(self._where()), done)
+
+    def action_item_undo(self) -> None:
+        store = self.state.store
+        while self.acts and store is not None:
+            event_id = self.acts.pop()
+            try:
+                ev = store.event(event_id)
+                store.undo(self.state.annotator, event_id)
+            except UserError:
+                continue  # already undone (e.g. from another screen): try the one before
+            self.saved_line = Text.assemble(("↶ undone ", "bold yellow"), f"{ev.kind} on ",
+                                            safe(ev.item_id, one_line=True))
+            if hasattr(self.app, "mark_saved"):
+                self.app.mark_saved()
+            self.state.refresh_rows()
+            self.refresh_annotations()
+            return
+        self.notify("Nothing of yours to undo from this screen.", timeout=2)

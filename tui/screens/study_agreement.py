@@ -1,0 +1,81 @@
+"""Judge-agreement study: the question, the gold answer and one anonymous prediction. `a` accept,
+`r` reject, `b` borderline. The method is never shown (only the entry's blind id); the judge's score
+is never shown before the annotator has committed, and after it only if the study was built with
+--show-judge-after."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import Static
+
+from tui.screens.study_base import StudyScreen
+from tui.study_session import Saved
+from tui.text import fmt_score, safe
+
+CRITERION = ("Accept when the prediction conveys the same information as the gold answer (the judge's "
+             "criterion); reject when it does not; borderline when you cannot decide.")
+
+
+class AgreementStudyScreen(StudyScreen):
+    KIND = "judge agreement (blind)"
+    BINDINGS = [
+        Binding("a", "verdict('accept')", "Accept", tooltip="the prediction says what the gold answer says"),
+        Binding("r", "verdict('reject')", "Reject", tooltip="it does not"),
+        Binding("b", "verdict('borderline')", "Borderline", tooltip="you cannot decide (left out of κ, counted)"),
+    ]
+
+    def entry_widgets(self) -> ComposeResult:
+        yield Static(id="ag-question", classes="study-block")
+        yield Static(id="ag-gold", classes="study-block")
+        yield Static(id="ag-pred", classes="study-block study-answer")
+        yield Static(id="ag-mine", classes="study-block")
+        yield Static(Text(CRITERION, style="dim italic"), classes="study-block")
+
+    async def render_entry(self) -> None:
+        s = self.session
+        item = s.item()
+        pred = s.prediction()
+        if item is None:
+            q = Text.assemble(("item not in the benchmark: ", "bold red"), safe(s.entry.item_id, one_line=True))
+            self.query_one("#ag-question", Static).update(q)
+            self.query_one("#ag-gold", Static).update(Text(""))
+        else:
+            self.query_one("#ag-question", Static).update(Text.assemble(("Question\n", "bold cyan"),
+                                                                        safe(item.question)))
+            self.query_one("#ag-gold", Static).update(Text.assemble(("Gold answer\n", "bold green"),
+                                                                    safe(item.answer)))
+        head = Text.assemble(("Prediction ", "bold magenta"), safe(s.entry.blind_id, "bold", one_line=True), "\n")
+        if pred is None:
+            head.append("(this prediction is not in the runs the app loaded: open it with --runs DIR)",
+                        style="bold red")
+        elif not pred.pred.strip():
+            head.append("(empty prediction)", style="dim italic")
+        else:
+            head.append_text(safe(pred.pred))
+        self.query_one("#ag-pred", Static).update(head)
+        mine = s.current_answer()
+        self.query_one("#ag-mine", Static).update(
+            Text.assemble(("your verdict: ", "bold"), (mine["verdict"], "bold green")) if mine else Text(""))
+
+    def keys_text(self) -> Text:
+        return Text.assemble(("a", "bold reverse"), " accept   ", ("r", "bold reverse"), " reject   ",
+                             ("b", "bold reverse"), " borderline   ", ("u", "bold"), " undo  ",
+                             ("n", "bold"), " note  ", ("f", "bold"), " flag  ", ("[ ]", "bold"), " browse")
+
+    def describe(self, payload: dict) -> str:
+        return str(payload.get("verdict", super().describe(payload)))
+
+    def saved_text(self, saved: Saved) -> Text:
+        out = Text(saved.payload.get("verdict", ""), style="bold")
+        if self.session.study.params.get("show_judge_after"):
+            pred = self.session.prediction(saved.entry)
+            if pred is not None and pred.judge is not None:
+                verdict = "accept" if pred.judge >= 0.5 else "reject"
+                out.append(f" · judge {fmt_score(pred.judge)} → {verdict}", style="dim")
+        return out
+
+    async def action_verdict(self, verdict: str) -> None:
+        self.mark_key()
+        await self.commit({"verdict": verdict})

@@ -1,0 +1,179 @@
+"""Label study: the annotator gives each item its X (visual evidence granularity) and Y
+(memory-reasoning depth) labels, with the taxonomy's definitions and boundary rules on screen
+(MemEye App. "Detailed Taxonomy Definitions" and its annotation prompt, in our words). The item's
+question, gold answer, explanation and clue rounds with their media are shown; its gold labels are
+not, until the annotator has committed. `1`–`4` toggle X1–X4, `5`–`7` toggle Y1–Y3 (an item may
+have several), enter saves, `0` clears.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.widget import Widget
+from textual.widgets import Static
+
+from scorer.model import X_LABELS, Y_LABELS, Item
+from tui.screens.study_base import StudyScreen
+from tui.screens.study_oracle import clue_widgets
+from tui.study_session import Saved
+from tui.text import safe
+
+X_DEFS = (
+    ("X1", "Scene",
+     ("the overall kind of place, activity or gist of the picture; a decent caption would usually carry it.")),
+    ("X2", "Region",
+     ("a part of the scene: a local area, a group of things, where things sit relative to each other.")),
+    ("X3", "Instance",
+     ("which particular object or person it is, told apart from similar-looking candidates, in one image "
+      "or across images.")),
+    ("X4", "Pixel",
+     ("fine detail: exact colour, small printed text or numbers, texture, a count, small markings.")),
+)
+Y_DEFS = (
+    ("Y1", "Atomic", "one piece of evidence, once found, is enough."),
+    ("Y2", "Relational",
+     ("several clues that agree must be put together, across rounds, sessions, media or references.")),
+    ("Y3", "Evolutionary",
+     ("the clues change over time (an update, replacement, conflict, disappearance) and the answer is the "
+      "state that holds now.")),
+)
+RULES = (
+    ("Highest bottleneck: X is the finest level of visual evidence the answer cannot do without; Y is the "
+     "deepest memory operation still needed once the evidence is at hand."),
+    "WHERE something is in a local area → X2. WHICH specific one among similar objects or people → X3.",
+    "Reading exact text, an exact colour, small marks or other fine attributes → X4.",
+    ("Y3 only when later evidence changes or overrides earlier evidence; clues that add up without "
+     "conflict → Y2; a single clue → Y1."),
+)
+X_KEYS = {str(i + 1): x for i, x in enumerate(X_LABELS)}  # 1–4
+Y_KEYS = {str(i + 5): y for i, y in enumerate(Y_LABELS)}  # 5–7
+
+
+def definitions(sel_x: set[str], sel_y: set[str]) -> Text:
+    out = Text()
+    for title, defs, keys, sel in (("X · visual evidence granularity", X_DEFS, X_KEYS, sel_x),
+                                   ("Y · memory-reasoning depth", Y_DEFS, Y_KEYS, sel_y)):
+        out.append(title + "\n", style="bold underline")
+        key_of = {v: k for k, v in keys.items()}
+        for code, name, text in defs:
+            on = code in sel
+            out.append(f"{'■' if on else '□'} {key_of[code]} {code} {name}", style="bold reverse" if on else "bold")
+            out.append(f" {text}\n")
+        out.append("\n")
+    out.append("Rules\n", style="bold underline")
+    for rule in RULES:
+        out.append(f"· {rule}\n", style="dim")
+    out.rstrip()
+    return out
+
+
+def labels_str(x, y) -> str:
+    return f"{'+'.join(sorted(x)) or '—'} · {'+'.join(sorted(y)) or '—'}"
+
+
+def gold_compare(item: Item, x, y) -> Text:
+    same_x, same_y = set(x) == set(item.x), set(y) == set(item.y)
+    out = Text.assemble("gold ", (labels_str(item.x, item.y), "bold"))
+    if same_x and same_y:
+        out.append(" — same", style="green")
+    else:
+        out.append(" — differs on " + " and ".join(a for a, same in (("X", same_x), ("Y", same_y)) if not same),
+                   style="yellow")
+    return out
+
+
+class LabelStudyScreen(StudyScreen):
+    KIND = "X/Y labels (gold hidden)"
+    BINDINGS = [Binding(k, f"toggle('{v}')", v, show=False, tooltip=f"toggle {v}")
+                for k, v in {**X_KEYS, **Y_KEYS}.items()] + [
+        Binding("enter", "save", "Save labels", tooltip="save the selected X and Y labels"),
+        Binding("0", "clear", "Clear", tooltip="clear the selection"),
+    ]
+
+    def __init__(self, session) -> None:
+        super().__init__(session)
+        self.sel_x: set[str] = set()
+        self.sel_y: set[str] = set()
+
+    def entry_widgets(self) -> ComposeResult:
+        yield Static(id="lab-item", classes="study-block")
+        yield Vertical(id="lab-clues")
+
+    def side_widgets(self) -> ComposeResult:
+        with VerticalScroll(id="lab-side", can_focus=False):
+            yield Static(id="lab-selection", classes="study-answer")
+            yield Static(id="lab-defs")
+
+    async def render_entry(self) -> None:
+        s = self.session
+        item = s.item()
+        mine = s.current_answer()
+        self.sel_x = set(mine["x"]) if mine else set()
+        self.sel_y = set(mine["y"]) if mine else set()
+        clues = self.query_one("#lab-clues", Vertical)
+        await clues.remove_children()
+        if item is None:
+            self.query_one("#lab-item", Static).update(
+                Text.assemble(("item not in the benchmark: ", "bold red"), safe(s.entry.item_id, one_line=True)))
+            self._selection()
+            return
+        body = Text.assemble(("Question  ", "bold cyan"), safe(item.question, "bold"),
+                             ("\nGold answer  ", "bold green"), safe(item.answer))
+        if item.explanation:
+            body.append("\nExplanation  ", style="bold")
+            body.append_text(safe(item.explanation))
+        self.query_one("#lab-item", Static).update(body)
+        chain = self.state.task(item).clue_chain(item)
+        player = getattr(self.app, "player", None)
+        widgets: list[Widget] = []
+        for n, r in enumerate(chain, 1):
+            widgets += clue_widgets(r, n, len(chain), self.state, player)
+        await clues.mount_all(widgets)
+        self._selection()
+
+    def _selection(self) -> None:
+        sel = Text.assemble(("your labels: ", "bold"), (labels_str(self.sel_x, self.sel_y), "bold magenta"))
+        mine = self.session.current_answer()
+        item = self.session.item()
+        if mine and item is not None:  # committed already: the gold labels may show
+            sel.append("\n")
+            sel.append_text(gold_compare(item, mine["x"], mine["y"]))
+        self.query_one("#lab-selection", Static).update(sel)
+        self.query_one("#lab-defs", Static).update(definitions(self.sel_x, self.sel_y))
+
+    def keys_text(self) -> Text:
+        return Text.assemble(("1–4", "bold reverse"), " X1–X4   ", ("5–7", "bold reverse"), " Y1–Y3   ",
+                             ("enter", "bold reverse"), " save   ", ("0", "bold"), " clear  ", ("u", "bold"),
+                             " undo  ", ("n", "bold"), " note  ", ("f", "bold"), " flag  ", ("[ ]", "bold"), " browse")
+
+    def describe(self, payload: dict) -> str:
+        if "x" in payload:
+            return labels_str(payload["x"], payload["y"])
+        return super().describe(payload)
+
+    def saved_text(self, saved: Saved) -> Text:
+        out = Text.assemble("you ", (labels_str(saved.payload["x"], saved.payload["y"]), "bold"), " | ")
+        item = self.session.item(saved.entry)
+        if item is not None:
+            out.append_text(gold_compare(item, saved.payload["x"], saved.payload["y"]))
+        return out
+
+    def action_toggle(self, label: str) -> None:
+        sel = self.sel_x if label.startswith("X") else self.sel_y
+        sel.symmetric_difference_update({label})
+        self._selection()
+
+    def action_clear(self) -> None:
+        self.sel_x.clear()
+        self.sel_y.clear()
+        self._selection()
+
+    async def action_save(self) -> None:
+        self.mark_key()
+        if not self.sel_x or not self.sel_y:
+            self.notify("Pick at least one X (1–4) and one Y (5–7) first.", severity="warning", timeout=3)
+            return
+        await self.commit({"x": sorted(self.sel_x), "y": sorted(self.sel_y)})

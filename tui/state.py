@@ -1,0 +1,294 @@
+"""What the app has loaded and knows: the benchmark, the runs, a joined index of predictions per item,
+the annotator, the annotation store and its save state. Widgets read it; they keep no copy.
+
+No Textual here: this module is plain Python so it can be tested and timed on its own.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from scorer.load.join import Joiner
+from scorer.load.memeye import load_benchmark
+from scorer.load.runs import load_runs
+from scorer.model import Benchmark, Item, Prediction, Run, Task
+from scorer.names import DEFAULT_DISPLAY_NAMES, display_name
+
+RIGHT = 0.5  # a score ≥ this counts as right: DESIGN §5's judge ≥ 0.5 → accept, and most MCQ rotations
+
+
+@dataclass(frozen=True, slots=True)
+class RunRef:
+    """One (backbone, method, mode) across every task folder it was run on."""
+
+    index: int  # position in AppState.run_refs; widget ids use it (data never becomes an id)
+    backbone: str
+    method: str
+    mode: str
+    display: str
+    modality: str | None
+
+    @property
+    def key(self) -> str:
+        return f"{self.backbone}/{self.method}"
+
+    @property
+    def title(self) -> str:
+        return f"{self.display} · {self.backbone}"
+
+    @property
+    def is_text(self) -> bool:
+        return self.modality == "text"
+
+
+def score_of(p: Prediction, mode: str) -> float | None:
+    """The item-level score the app shows: EM for MCQ (mean over rotations), the judge for open."""
+    if mode == "mcq":
+        if p.em is not None:
+            return p.em
+        ems = [r.em for r in p.rotations if r.em is not None]
+        return sum(ems) / len(ems) if ems else None
+    return p.judge
+
+
+@dataclass(frozen=True, slots=True)
+class ItemRow:
+    """One (item, mode): what the Items table shows and filters on, computed once at load."""
+
+    item: Item
+    search: str  # lower-cased id, task, question, answer and options
+    scores: Mapping[int, float | None]  # run index → score, for runs that answered this item
+    annotated: bool = False
+    disagree: bool = False  # a human verdict differs from the judge on some run
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.item.item_id, self.item.mode)
+
+    def wrong(self, run_index: int) -> bool:
+        s = self.scores.get(run_index)
+        return s is not None and s < RIGHT
+
+    @property
+    def right_count(self) -> tuple[int, int]:
+        known = [s for s in self.scores.values() if s is not None]
+        return sum(s >= RIGHT for s in known), len(known)
+
+
+@dataclass(frozen=True)
+class Filter:
+    """The Items screen's filters; None (or "") means "any"."""
+
+    task: str | None = None
+    x: str | None = None
+    y: str | None = None
+    mode: str | None = None
+    answerable: bool | None = None
+    wrong_run: int | None = None  # a RunRef index: items that run got wrong
+    disagree: bool = False
+    annotated: bool | None = None
+    text: str = ""
+
+    def with_(self, **kw) -> "Filter":
+        return replace(self, **kw)
+
+    def describe(self, state: "AppState") -> list[tuple[str, str]]:
+        """(name, value) pairs of the active filters, for the filter bar."""
+        out = []
+        if self.task:
+            out.append(("task", self.task))
+        if self.x:
+            out.append(("X", self.x))
+        if self.y:
+            out.append(("Y", self.y))
+        if self.mode:
+            out.append(("mode", self.mode))
+        if self.answerable is not None:
+            out.append(("answerable", "yes" if self.answerable else "no"))
+        if self.wrong_run is not None:
+            ref = state.run_refs[self.wrong_run]
+            out.append(("wrong", f"{ref.display} ({ref.backbone}, {ref.mode})"))
+        if self.disagree:
+            out.append(("judge≠human", "yes"))
+        if self.annotated is not None:
+            out.append(("annotated", "yes" if self.annotated else "no"))
+        if self.text:
+            out.append(("search", self.text))
+        return out
+
+
+def matches(row: ItemRow, f: Filter) -> bool:
+    it = row.item
+    if f.task and it.task != f.task:
+        return False
+    if f.x and f.x not in it.x:
+        return False
+    if f.y and f.y not in it.y:
+        return False
+    if f.mode and it.mode != f.mode:
+        return False
+    if f.answerable is not None and it.answerable != f.answerable:
+        return False
+    if f.wrong_run is not None and not row.wrong(f.wrong_run):
+        return False
+    if f.disagree and not row.disagree:
+        return False
+    if f.annotated is not None and row.annotated != f.annotated:
+        return False
+    if f.text:
+        return all(word in row.search for word in f.text.lower().split())
+    return True
+
+
+def _search_text(it: Item) -> str:
+    parts = [it.item_id, it.task, it.question, it.answer, it.explanation]
+    for rot in it.rotations[:1]:
+        parts += list(rot.options.values())
+    return "\n".join(parts).lower()
+
+
+@dataclass
+class AppState:
+    bench: Benchmark
+    runs: list[Run]
+    annotator: str
+    db_path: Path | None = None
+    store: object | None = None  # scorer.store.Store when a database is open
+    names: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_DISPLAY_NAMES))
+    exports_dir: Path = Path("exports")
+    allow_outside_root: bool = False
+    bench_path: Path = Path(".")
+    run_paths: list[str] = field(default_factory=list)
+    score_resamples: int | None = None  # Scores screen bootstrap resamples (None: the scorer's default)
+    run_refs: list[RunRef] = field(default_factory=list)
+    rows: list[ItemRow] = field(default_factory=list)
+    join_problems: int = 0
+    load_seconds: float = 0.0
+    save_state: str = "no database"
+    _preds: dict[tuple[str, str], dict[int, Prediction]] = field(default_factory=dict)
+    _row_of: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    # -- building ----------------------------------------------------------------------------------
+    def index(self) -> None:
+        """Join every prediction row to its item and precompute the Items table rows."""
+        refs: dict[tuple[str, str, str], RunRef] = {}
+        order = sorted({(r.backbone, display_name(r.method, self.names), r.method, r.mode, r.modality)
+                        for r in self.runs})
+        for b, disp, m, mode, modality in order:
+            if (b, m, mode) not in refs:
+                refs[(b, m, mode)] = RunRef(len(refs), b, m, mode, disp, modality)
+        self.run_refs = list(refs.values())
+        preds: dict[tuple[str, str], dict[int, Prediction]] = {}
+        joiner = Joiner(self.bench)
+        for run, p, item in joiner.pairs(self.runs):
+            ref = refs[(run.backbone, run.method, run.mode)]
+            preds.setdefault((item.item_id, item.mode), {})[ref.index] = p
+        self._preds = preds
+        matched = sum(len(v) for v in preds.values())
+        self.join_problems = sum(len(r.predictions) for r in self.runs) - matched
+        self.refresh_rows()
+
+    def refresh_rows(self) -> None:
+        """(Re)build the rows, e.g. after the annotation store changed."""
+        annotated, disagree = self._annotation_marks()
+        rows = []
+        for it in self.bench.items():
+            key = (it.item_id, it.mode)
+            preds = self._preds.get(key, {})
+            rows.append(ItemRow(
+                item=it,
+                search=_search_text(it),
+                scores={i: score_of(p, it.mode) for i, p in preds.items()},
+                annotated=it.item_id in annotated,
+                disagree=key in disagree,
+            ))
+        self.rows = rows
+        self._row_of = {r.key: i for i, r in enumerate(rows)}
+
+    def _annotation_marks(self) -> tuple[set[str], set[tuple[str, str]]]:
+        if self.store is None:
+            return set(), set()
+        annotated = {ev.item_id for ev in self.store.events(live_only=True)}
+        disagree: set[tuple[str, str]] = set()
+        for v in self.store.verdicts():
+            if v.get("verdict") not in ("accept", "reject") or not v.get("run_key") or not v.get("mode"):
+                continue
+            for ref in (r for r in self.run_refs if r.key == v["run_key"] and r.mode == v["mode"]):
+                p = self._preds.get((v["item_id"], v["mode"]), {}).get(ref.index)
+                if p is not None and p.judge is not None and (p.judge >= RIGHT) != (v["verdict"] == "accept"):
+                    disagree.add((v["item_id"], v["mode"]))
+        return annotated, disagree
+
+    # -- reading -----------------------------------------------------------------------------------
+    def task(self, item: Item) -> Task:
+        return self.bench.task_of(item)
+
+    def predictions(self, item: Item) -> list[tuple[RunRef, Prediction]]:
+        """The runs that answered this item (in run order)."""
+        preds = self._preds.get((item.item_id, item.mode), {})
+        return [(self.run_refs[i], preds[i]) for i in sorted(preds)]
+
+    def row(self, key: tuple[str, str]) -> ItemRow | None:
+        i = self._row_of.get(key)
+        return None if i is None else self.rows[i]
+
+    def filtered(self, f: Filter) -> list[ItemRow]:
+        return [r for r in self.rows if matches(r, f)]
+
+    @property
+    def tasks(self) -> list[str]:
+        return [t.name for t in self.bench.tasks]
+
+    def refs_for_mode(self, mode: str | None) -> list[RunRef]:
+        return [r for r in self.run_refs if mode is None or r.mode == mode]
+
+    def annotation_progress(self) -> dict[str, object] | None:
+        """Counts from the store: items with any act, per kind, per annotator. None without a db."""
+        if self.store is None:
+            return None
+        kinds: dict[str, int] = {}
+        items: set[str] = set()
+        mine: set[str] = set()
+        annotators: set[str] = set()
+        for ev in self.store.events(live_only=True):
+            kinds[ev.kind] = kinds.get(ev.kind, 0) + 1
+            items.add(ev.item_id)
+            annotators.add(ev.annotator)
+            if ev.annotator == self.annotator:
+                mine.add(ev.item_id)
+        ids = set(self.bench.item_ids())
+        return {"items_total": len(ids), "items_annotated": len(items & ids), "mine": len(mine & ids),
+                "kinds": kinds, "annotators": sorted(annotators)}
+
+    def mark_saved(self) -> None:
+        """Call after a committed write (the annotation panel will): the status line says so."""
+        self.save_state = f"saved {time.strftime('%H:%M:%S')}" if self.store is not None else "no database"
+
+
+def load_state(bench: str | Path, runs: Sequence[str | Path] = (), db: str | Path | None = None,
+               annotator: str = "annotator", allow_outside_root: bool = False,
+               exports_dir: str | Path | None = None, names: Mapping[str, str] | None = None) -> AppState:
+    """Read everything the app shows. Raises UserError (one line) on bad input."""
+    started = time.perf_counter()
+    benchmark = load_benchmark(bench, allow_outside_root=allow_outside_root)
+    loaded_runs = load_runs(list(runs)) if runs else []
+    store = None
+    db_path = Path(db) if db is not None else None
+    if db_path is not None:
+        from scorer.store import Store
+
+        store = Store(db_path)
+    state = AppState(
+        bench=benchmark, runs=loaded_runs, annotator=annotator, db_path=db_path, store=store,
+        names=dict(names or DEFAULT_DISPLAY_NAMES),
+        exports_dir=Path(exports_dir) if exports_dir is not None else Path("exports"),
+        allow_outside_root=allow_outside_root,
+        bench_path=Path(bench), run_paths=[str(p) for p in runs],
+        save_state="saved" if store is not None else "no database",
+    )
+    state.index()
+    state.load_seconds = time.perf_counter() - started
+    return state

@@ -1,0 +1,56 @@
+"""Turning text from data into things Textual can show literally.
+
+Every string that comes from a benchmark, a run or the annotation store goes through here: control
+characters (ESC, OSC, C1) are made visible by scorer.safe_text.plain, and the result is a
+rich.text.Text / textual Content object, which Textual never parses as markup. Never pass data
+strings to a widget as `str`: Static, DataTable cells and tab titles would read "[bold]" as markup.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from rich.text import Text
+from textual.content import Content
+
+from scorer.safe_text import plain
+
+
+def safe(value: object, style: str = "", one_line: bool = False) -> Text:
+    """`value` as literal Text (None → empty)."""
+    s = "" if value is None else value if isinstance(value, str) else str(value)
+    return Text(plain(s, one_line=one_line), style=style)
+
+
+def cell(value: object, style: str = "", width: int | None = None) -> Text:
+    """A one-line literal table cell, cut to `width` characters with an ellipsis."""
+    s = plain("" if value is None else str(value), one_line=True)
+    if width is not None and len(s) > width:
+        s = s[: max(0, width - 1)] + "…"
+    return Text(s, style=style, no_wrap=True, overflow="ellipsis")
+
+
+def label(value: object) -> Content:
+    """A literal Content (tab titles, labels)."""
+    return Content(plain("" if value is None else str(value), one_line=True))
+
+
+def join(parts: Iterable[Text | str], sep: str = " ") -> Text:
+    """Join literal Text pieces; bare `str` pieces here are our own words, never data."""
+    out = Text()
+    first = True
+    for p in parts:
+        if not first:
+            out.append(sep)
+        out.append(p if isinstance(p, Text) else Text(p))
+        first = False
+    return out
+
+
+def kv(key: str, value: object, key_style: str = "bold", value_style: str = "") -> Text:
+    """`key: value` with the key in our words and the value literal."""
+    return Text.assemble((f"{key}: ", key_style), safe(value, value_style))
+
+
+def fmt_score(v: float | None) -> str:
+    return "—" if v is None else f"{v:.2f}"

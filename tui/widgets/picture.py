@@ -1,0 +1,166 @@
+"""PictureView: shows one picture (a still, or a video frame) sized to the widget, loaded off the UI thread.
+
+The owner hands it a `build(cells) -> Picture` job; the view runs it in a thread worker whenever the
+job or the widget's size changes, and shows a placeholder line meanwhile or when the job fails
+(tui.media raises MediaError with the reason). Half-cell pictures arrive as ready-made Strips, so
+painting is a list lookup; Sixel/Kitty pictures go to textual-image's widget, already shrunk.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.strip import Strip
+from textual.widget import Widget
+from textual.widgets import Static
+from textual.worker import Worker, WorkerState
+
+from tui.media import image as img
+from tui.media.source import MediaError
+from tui.text import safe
+
+Build = Callable[[tuple[int, int]], img.Picture]
+
+
+class _Strips(Widget):
+    """Paints prepared half-cell lines; blank beyond them."""
+
+    DEFAULT_CSS = "_Strips { width: 100%; height: 100%; }"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.strips: tuple[Strip, ...] = ()
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        bg = self.rich_style  # the box's own background beyond the picture
+        if y < len(self.strips):
+            return self.strips[y].crop_extend(0, width, bg)
+        return Strip.blank(width, bg)
+
+
+class PictureView(Widget):
+    """A picture box. `show(key, build, what)` sets the job; `fail(reason)` shows a placeholder."""
+
+    DEFAULT_CSS = """
+    PictureView { height: 12; width: 100%; }
+    PictureView > .picture-placeholder { width: 100%; height: auto; color: $text-muted; padding: 0 1; }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._key: object = None
+        self._build: Build | None = None
+        self._what = ""
+        self._shown: tuple[object, tuple[int, int]] | None = None  # (key, cells) on screen
+        self._wanted: tuple[object, tuple[int, int]] | None = None  # (key, cells) being loaded
+        self.picture: img.Picture | None = None
+        self.error: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(classes="picture-placeholder")
+        yield _Strips()
+
+    def on_mount(self) -> None:
+        self._placeholder(Text(f"loading {self._what}…" if self._what else "", style="dim italic"))
+        self._request()
+
+    # -- the owner's API ------------------------------------------------------------------------
+    def show(self, key: object, build: Build, what: str = "") -> None:
+        """Show the picture `build` makes; `key` identifies it (same key, same size: nothing to do)."""
+        self._key, self._build, self._what = key, build, what
+        self.error = None
+        if self.is_mounted:
+            self._request()
+
+    def fail(self, reason: str) -> None:
+        """Show `reason` instead of a picture."""
+        self._key, self._build = None, None
+        self.error = reason
+        self.picture = None
+        if self.is_mounted:
+            self._placeholder(safe(reason), failed=True)
+
+    # -- internals --------------------------------------------------------------------------------
+    def on_resize(self) -> None:
+        self._request()
+
+    def _cells(self) -> tuple[int, int]:
+        return self.content_size.width, self.content_size.height
+
+    def _request(self) -> None:
+        if self._build is None:
+            if self.error is not None:
+                self._placeholder(safe(self.error), failed=True)
+            return
+        cells = self._cells()
+        if cells[0] < 1 or cells[1] < 1:
+            return  # not laid out yet: on_resize will come
+        want = (self._key, cells)
+        if want == self._shown or want == self._wanted:
+            return
+        self._wanted = want
+        build, key = self._build, self._key
+
+        def work() -> tuple[object, tuple[int, int], img.Picture | str]:
+            try:
+                return key, cells, build(cells)
+            except MediaError as exc:
+                return key, cells, str(exc)
+            except Exception as exc:  # a placeholder, never a crash
+                return key, cells, f"cannot show {self._what or 'picture'}: {type(exc).__name__}: {exc}"
+
+        self.run_worker(work, group="picture", exclusive=True, thread=True, exit_on_error=False)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group != "picture" or event.state != WorkerState.SUCCESS:
+            return
+        event.stop()
+        key, cells, result = event.worker.result
+        if (key, cells) != self._wanted:
+            return  # a stale answer: the job or the size changed meanwhile
+        self._wanted = None
+        self._shown = (key, cells)
+        if isinstance(result, str):
+            self.picture, self.error = None, result
+            self._placeholder(safe(result), failed=True)
+        else:
+            self.picture, self.error = result, None
+            self._paint(result)
+
+    def _placeholder(self, text: Text, failed: bool = False) -> None:
+        # a reason needs a line or two, not the picture's box; loading keeps the box (no jump)
+        if failed:
+            self.styles.height = "auto"
+        ph = self.query_one(".picture-placeholder", Static)
+        ph.update(text)
+        ph.display = True
+        self.query_one(_Strips).display = False
+        for g in self._graphics():
+            g.display = False
+
+    def _graphics(self) -> list[Widget]:
+        return [w for w in self.children if not isinstance(w, (Static, _Strips))]
+
+    def _paint(self, pic: img.Picture) -> None:
+        if self.styles.has_rule("height") and self.styles.height is not None and self.styles.height.is_auto:
+            self.styles.clear_rule("height")  # back to the CSS box after a failure
+        self.query_one(".picture-placeholder", Static).display = False
+        strips = self.query_one(_Strips)
+        if pic.mode == img.HALFCELL:
+            strips.strips = pic.strips
+            strips.display = True
+            strips.refresh()
+            return
+        strips.display = False
+        existing = self._graphics()
+        if existing:
+            g = existing[0]
+            g.image = pic.image
+        else:
+            g = img.graphics_widget_class()(pic.image)
+            self.mount(g)
+        g.styles.width, g.styles.height = pic.cells
+        g.display = True

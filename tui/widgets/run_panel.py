@@ -1,0 +1,116 @@
+"""One run's side of the Item screen: its answer and score, then its evidence — the ranked retrieved
+list or the delivered list (`e` switches), and the gold chain's completeness."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from scorer.model import Item, Prediction, Task
+from tui.evidence import RunEvidence, run_evidence
+from tui.state import RunRef, score_of
+from tui.text import fmt_score, safe
+from tui.widgets.evidence_tables import chain_summary, chain_table, delivered_table, retrieved_table
+
+VIEWS = ("retrieved", "delivered")
+
+
+def score_style(v: float | None) -> str:
+    if v is None:
+        return "dim"
+    return "bold green" if v >= 0.75 else "bold yellow" if v >= 0.5 else "bold red"
+
+
+def answer_text(ref: RunRef, p: Prediction, item: Item, rotation: int) -> Text:
+    out = Text.assemble(
+        (ref.display, "bold"), "  ", safe(ref.key, "dim", one_line=True),
+        (f"  {ref.modality or 'modality ?'} · {ref.mode}", "dim"), "\n")
+    if p.history_source:
+        out.append("history: ", style="dim")
+        out.append_text(safe(p.history_source, "dim", one_line=True))
+        out.append("\n")
+    score = score_of(p, item.mode)
+    if item.mode == "mcq":
+        rots = p.rotations
+        out.append("EM ", style="bold")
+        out.append(fmt_score(score), style=score_style(score))
+        out.append(f" (mean over {len(rots)} rotations)\n" if rots else "\n", style="dim")
+        for r in rots:
+            shown = r.rotation_idx == rotation
+            mark = "✓" if r.em and r.em >= 1 else "✗"
+            out.append("▸ " if shown else "  ", style="bold cyan")
+            out.append(f"rot {r.rotation_idx + 1}: gold {r.correct_position or '?'} chose ")
+            out.append_text(safe(r.choice or "(invalid)", "bold" if r.choice else "red", one_line=True))
+            out.append(f" {mark}", style="green" if mark == "✓" else "red")
+            if r.pred and r.pred.strip() != (r.choice or ""):
+                out.append("  ")
+                out.append_text(safe(r.pred, "dim", one_line=True)[:60])
+            out.append("\n")
+        if not rots:
+            out.append("choice ")
+            out.append_text(safe(p.choice or "(none)", "bold", one_line=True))
+            out.append("\n")
+    out.append("prediction: ", style="bold")
+    out.append_text(safe(p.pred))
+    out.append("\n")
+    if item.mode == "open":
+        out.append("judge ", style="bold")
+        out.append(fmt_score(p.judge), style=score_style(p.judge))
+        if p.bleu_1 is not None:
+            out.append(f"   BLEU-1 {p.bleu_1:.2f}", style="dim")
+        out.append("\n")
+        if p.judge_reasoning:
+            out.append("judge's reasoning: ", style="bold")
+            out.append_text(safe(p.judge_reasoning, "italic"))
+            out.append("\n")
+    if p.abstained is not None:
+        out.append(f"abstained: {'yes' if p.abstained else 'no'}\n", style="yellow" if p.abstained else "dim")
+    out.rstrip()
+    return out
+
+
+class RunPanel(VerticalScroll):
+    """Shows one (run, prediction) for the current item; `show` swaps the data in place."""
+
+    def __init__(self, ref: RunRef, **kw) -> None:
+        super().__init__(**kw)
+        self.ref = ref
+        self.view = "retrieved"
+        self.evidence: RunEvidence | None = None
+        self.shown: tuple | None = None  # (item id, mode, rotation, view) on display
+        self._answer = Text()
+
+    def compose(self) -> ComposeResult:
+        yield Static(classes="run-body")
+
+    def show(self, task: Task, item: Item, p: Prediction, rotation: int, view: str) -> None:
+        shown = (item.item_id, item.mode, rotation, view)
+        if shown == self.shown:
+            return
+        self.shown = shown
+        self.view = view
+        self.evidence = run_evidence(task, item, p)
+        self._answer = answer_text(self.ref, p, item, rotation)
+        self._show_view()
+
+    def set_view(self, view: str) -> None:
+        self.view = view
+        if self.shown is not None:
+            self.shown = (*self.shown[:3], view)
+        self._show_view()
+
+    def _show_view(self) -> None:
+        ev = self.evidence
+        if ev is None:
+            return
+        body = retrieved_table(ev) if self.view == "retrieved" else delivered_table(ev)
+        head = Text.assemble(("evidence: ", "bold"), *(
+            (f"[{v}]" if v == self.view else f" {v} ", "reverse bold" if v == self.view else "dim")
+            for v in VIEWS), ("  (e switches)", "dim"))
+        gap = Text("")
+        # one Static for the whole panel: a run switch or an item change is one widget update
+        self.query_one(".run-body", Static).update(
+            Group(self._answer, gap, chain_summary(ev), gap, head, body, gap, chain_table(ev)))
