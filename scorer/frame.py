@@ -34,6 +34,8 @@ def predictions_frame(
     joiner = Joiner(bench)
     records = []
     for run, p, item in joiner.pairs(runs):
+        if p.raw.get("retrieval_only") is True:  # no answer to score (memscope retrieve's runs)
+            continue
         records.append((
             run.key, run.backbone, run.method, display_name(run.method, names), run.modality, p.mode,
             item.task, item.item_id, p.idx,

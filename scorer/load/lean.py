@@ -105,48 +105,102 @@ def _identity(folder: Path, config: dict, metrics: dict, first: dict) -> tuple[s
     return backbone, method, task, mode, modality
 
 
-OBJECT_COLUMNS = ("run_key", "backbone", "method", "display", "modality", "mode", "task", "item_id", "x", "y",
-                  "answerable", "cluster", "valid_choice", "abstained", "question_ok", "pred", "gt", "folder",
-                  "choices")
+RUN_COLUMNS = ("run_key", "backbone", "method", "display", "modality", "folder")  # constant per run folder
+ITEM_COLUMNS = ("item_id", "task", "x", "y", "answerable", "cluster")  # from the joined item
+_TRI = np.array([None, False, True], dtype=object)  # code + 1 → a logged bool, or None when absent
 
 
-class _Columns:
-    """Column chunks, one per run folder, joined once at the end."""
+class ItemTable:
+    """The benchmark's items as arrays, so that joined rows carry one integer (the item's position)
+    and their item columns are gathered at C speed."""
 
-    def __init__(self) -> None:
-        self.obj: dict[str, list] = {c: [] for c in OBJECT_COLUMNS}
-        self.arrays: dict[str, list[np.ndarray]] = {c: [] for c in (*NUMERIC, "idx", "line")}
-
-    def add(self, cols: dict[str, Any]) -> None:
-        for c, v in cols.items():
-            if c in self.obj:
-                self.obj[c].extend(v)
-            else:
-                self.arrays[c].append(v)
-
-    def frame(self) -> pd.DataFrame:
-        data: dict[str, Any] = {}
-        for c in (*COLUMNS, "choices"):
-            if c in self.arrays:
-                parts = self.arrays[c]
-                dtype = np.int64 if c in ("idx", "line") else float
-                data[c] = np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
-            else:
-                data[c] = self.obj[c]
-        return pd.DataFrame(data)
+    def __init__(self, bench: Benchmark) -> None:
+        self.index: dict[tuple[str, str, int], tuple[int, str, str]] = {}
+        cols: dict[str, list] = {c: [] for c in (*ITEM_COLUMNS, "answer")}
+        for pos, it in enumerate(bench.items()):
+            self.index[(it.task, it.mode, it.index)] = (pos, it.question, it.answer)
+            cols["item_id"].append(it.item_id)
+            cols["task"].append(it.task)
+            cols["x"].append(tuple(sorted(v for v in it.x if v in X_LABELS)))
+            cols["y"].append(tuple(sorted(v for v in it.y if v in Y_LABELS)))
+            cols["answerable"].append(it.answerable)
+            cols["cluster"].append(it.cluster)
+            cols["answer"].append(it.answer)
+        self.arrays = {c: _object_array(v) if c != "answerable" else np.array(v, dtype=bool) for c, v in cols.items()}
 
 
-def _item_index(bench: Benchmark) -> dict[tuple[str, str, int], tuple]:
-    """(task, mode, idx) → the per-item values every joined row shares (one object per item)."""
-    out = {}
-    for it in bench.items():
-        x = tuple(sorted(v for v in it.x if v in X_LABELS))
-        y = tuple(sorted(v for v in it.y if v in Y_LABELS))
-        out[(it.task, it.mode, it.index)] = (it.item_id, it.task, x, y, it.answerable, it.cluster, it.question, it.answer)
+def _object_array(values: list) -> np.ndarray:
+    out = np.empty(len(values), dtype=object)
+    out[:] = values  # element-wise: tuples stay tuples
     return out
 
 
+class _Columns:
+    """Compact per-folder chunks (numbers and item positions as arrays, run constants once per
+    folder), expanded into the frame's columns once at the end."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, list] = {c: [] for c in (*RUN_COLUMNS, "n")}
+        self.lists: dict[str, list] = {c: [] for c in ("mode", "pred", "gt", "choices")}
+        self.arrays: dict[str, list[np.ndarray]] = {c: [] for c in (*NUMERIC, "idx", "line", "item", "qok", "valid", "abst")}
+
+    def add(self, chunk: dict[str, Any]) -> None:
+        for c in RUN_COLUMNS:
+            self.runs[c].append(chunk["run"][c])
+        self.runs["n"].append(chunk["n"])
+        for c in self.lists:
+            self.lists[c].extend(chunk[c])
+        for c in self.arrays:
+            self.arrays[c].append(chunk[c])
+
+    def merge(self, other: "_Columns") -> None:
+        for c in self.runs:
+            self.runs[c].extend(other.runs[c])
+        for c in self.lists:
+            self.lists[c].extend(other.lists[c])
+        for c in self.arrays:
+            self.arrays[c].extend(other.arrays[c])
+
+    def state(self) -> tuple:
+        return self.runs, self.lists, self.arrays
+
+    @classmethod
+    def from_state(cls, state: tuple) -> "_Columns":
+        c = cls()
+        c.runs, c.lists, c.arrays = state
+        return c
+
+    def frame(self, items: ItemTable) -> pd.DataFrame:
+        arr = {c: (np.concatenate(v) if v else np.zeros(0)) for c, v in self.arrays.items()}
+        counts = np.asarray(self.runs["n"], dtype=np.int64)
+        pos = arr["item"].astype(np.int64)
+        data: dict[str, Any] = {}
+        for c in COLUMNS:
+            if c in RUN_COLUMNS:
+                data[c] = np.repeat(_object_array(self.runs[c]), counts)
+            elif c in ITEM_COLUMNS:
+                data[c] = items.arrays[c][pos]
+            elif c in NUMERIC:
+                data[c] = arr[c].astype(float)
+            elif c in ("idx", "line"):
+                data[c] = arr[c].astype(np.int64)
+            elif c == "question_ok":
+                data[c] = arr["qok"].astype(bool)
+            elif c in ("valid_choice", "abstained"):
+                data[c] = _TRI[arr["valid" if c == "valid_choice" else "abst"].astype(np.int64) + 1]
+            elif c == "gt":
+                gt = _object_array(self.lists["gt"])
+                same = np.equal(gt, None)
+                gt[same] = items.arrays["answer"][pos[same]]  # the item's own string when equal
+                data[c] = gt
+            else:
+                data[c] = _object_array(self.lists[c])
+        data["choices"] = _object_array(self.lists["choices"])
+        return pd.DataFrame(data)
+
+
 _NAN = float("nan")
+_MODES = {"mcq": "mcq", "open": "open"}  # shared strings for the common values
 
 
 def _num_slow(v: Any) -> float:
@@ -159,13 +213,13 @@ def _num_slow(v: Any) -> float:
 
 
 def _columns(rows: list[dict], lines: list[int], run: Run, names: Mapping[str, str], index: Mapping) -> tuple[dict, int]:
-    """The frame columns of one run's rows that join to an item, and how many did not.
+    """One run's rows that join to an item, as a compact chunk, and how many did not join.
 
     Column-wise comprehensions rather than a loop that appends row by row: the same values as
     scorer.load.runs.parse_row + scorer.frame.predictions_frame, several times faster."""
     task, mode = run.task, run.mode
     tasks = [v if (v := r.get("task")).__class__ is str and v else (_text(v) or task) for r in rows]
-    modes = [v if (v := r.get("mode")).__class__ is str and v else (_text(v) or mode) for r in rows]
+    modes = [_MODES.get(v, v) if (v := r.get("mode")).__class__ is str and v else (_text(v) or mode) for r in rows]
     idxs = [v if (v := r.get("idx")).__class__ is int else -1 for r in rows]
     items = [index.get(k) for k in zip(tasks, modes, idxs)]
     missing = [i for i, it in enumerate(items) if it is None]
@@ -182,23 +236,25 @@ def _columns(rows: list[dict], lines: list[int], run: Run, names: Mapping[str, s
     n = len(rows)
     questions = [v if (v := r.get("question")).__class__ is str else _text(v) for r in rows]
     gts = [v if (v := r.get("gt")).__class__ is str else _text(v) for r in rows]
-    cols: dict[str, Any] = {
-        "run_key": [run.key] * n, "backbone": [run.backbone] * n, "method": [run.method] * n,
-        "display": [display_name(run.method, names)] * n, "modality": [run.modality] * n, "mode": modes,
-        "task": [it[1] for it in items], "item_id": [it[0] for it in items], "x": [it[2] for it in items],
-        "y": [it[3] for it in items], "answerable": [it[4] for it in items], "cluster": [it[5] for it in items],
-        "valid_choice": [v if (v := r.get("valid_choice")).__class__ is bool else None for r in rows],
-        "abstained": [v if (v := r.get("abstained")).__class__ is bool else None for r in rows],
-        "question_ok": [not q or q == it[6] or same_question(q, it[6]) for q, it in zip(questions, items)],
+    chunk: dict[str, Any] = {
+        "run": {"run_key": run.key, "backbone": run.backbone, "method": run.method,
+                "display": display_name(run.method, names), "modality": run.modality, "folder": str(run.folder)},
+        "n": n, "mode": modes,
+        "item": np.fromiter((it[0] for it in items), dtype=np.int64, count=n),
+        "qok": np.fromiter((not q or q == it[1] or same_question(q, it[1]) for q, it in zip(questions, items)),
+                           dtype=bool, count=n),
+        "valid": np.fromiter(((int(v) if (v := r.get("valid_choice")).__class__ is bool else -1) for r in rows),
+                             dtype=np.int8, count=n),
+        "abst": np.fromiter(((int(v) if (v := r.get("abstained")).__class__ is bool else -1) for r in rows),
+                            dtype=np.int8, count=n),
         "pred": [v if (v := r.get("pred")).__class__ is str else _text(v) for r in rows],
-        "gt": [it[7] if g == it[7] else g for g, it in zip(gts, items)],  # share the item's string when equal
-        "folder": [str(run.folder)] * n,
+        "gt": [None if g == it[2] else g for g, it in zip(gts, items)],  # None: the item's own answer text
         "choices": [choices_of_row(r, m) if m == "mcq" else None for r, m in zip(rows, modes)],
         "idx": np.array(idxs, dtype=np.int64), "line": np.array(lines, dtype=np.int64),
     }
     for c in NUMERIC:
-        cols[c] = np.array([v if (v := r.get(c)).__class__ is float else _num_slow(v) for r in rows], dtype=float)
-    return cols, unmatched
+        chunk[c] = np.array([v if (v := r.get(c)).__class__ is float else _num_slow(v) for r in rows], dtype=float)
+    return chunk, unmatched
 
 
 def _read_folder(folder: Path, index: Mapping, cols: _Columns, names: Mapping[str, str], files: list) -> tuple[Run, int]:
@@ -278,7 +334,7 @@ def _read_chunk(folders: list[Path]) -> tuple:
                 unmatched += miss
     except UserError as err:
         return ("error", str(err))
-    return ("ok", idents, cols.obj, cols.arrays, files, unmatched)
+    return ("ok", idents, cols.state(), files, unmatched)
 
 
 def _workers(n_folders: int) -> int:
@@ -300,12 +356,13 @@ def read_frame(
     folders are read by forked worker processes (one per CPU, at most 4; MEMSCOPE_READ_WORKERS=1
     turns that off); the result is the same, in the same order."""
     folders = run_folders(paths)
-    index = _item_index(bench)
+    items = ItemTable(bench)
+    index = items.index
     cols = _Columns()
     runs: list[Run] = []
     files: list[tuple[str, str, int]] = []
     unmatched = 0
-    n_workers = _workers(len(folders))
+    n_workers = min(_workers(len(folders)), max(1, len(folders)))
     with gc_paused():
         if n_workers == 1:
             for i, folder in enumerate(folders):
@@ -324,11 +381,8 @@ def read_frame(
                     for res in pool.imap(_read_chunk, chunks):
                         if res[0] == "error":
                             raise UserError(res[1])
-                        _, idents, obj, arrays, found, miss = res
-                        for c, v in obj.items():
-                            cols.obj[c].extend(v)
-                        for c, v in arrays.items():
-                            cols.arrays[c].extend(v)
+                        _, idents, state, found, miss = res
+                        cols.merge(_Columns.from_state(state))
                         runs += [Run(backbone=b, method=m, mode=mo, task=t, folder=f, modality=mod,
                                      config=frozen_map(cf), metrics=frozen_map(me))
                                  for b, m, mo, t, f, mod, cf, me in idents]
@@ -339,17 +393,18 @@ def read_frame(
                             progress(done, len(folders))
             finally:
                 _WORKER.clear()
-        frame = cols.frame()
+        frame = cols.frame(items)
     return LeanRuns(frame, tuple(runs), tuple(files), unmatched)
 
 
 def frame_from_runs(bench: Benchmark, runs: Sequence[Run], names: Mapping[str, str] = DEFAULT_DISPLAY_NAMES) -> tuple[pd.DataFrame, int]:
     """The same frame (and unmatched-row count) from runs read with their raw rows (load_runs)."""
-    index = _item_index(bench)
+    items = ItemTable(bench)
     cols = _Columns()
     unmatched = 0
     for run in runs:
-        found, miss = _columns([p.raw for p in run.predictions], [p.line for p in run.predictions], run, names, index)
+        found, miss = _columns([p.raw for p in run.predictions], [p.line for p in run.predictions], run, names,
+                               items.index)
         cols.add(found)
         unmatched += miss
-    return cols.frame(), unmatched
+    return cols.frame(items), unmatched

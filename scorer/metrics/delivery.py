@@ -3,7 +3,7 @@
 A memory system can retrieve every required fact and still drop some when it packs the reader's
 request (a budget, a media cap), so retrieval and delivery are measured apart:
 - required-fact recall: the fraction of an item's chain facts whose round is in the retrieved list
-  (the whole logged list: the candidate manifest the packer works from, not a top-K cut);
+  (the caller passes the retriever's output: the top K of a logged ranking);
 - complete-chain retrieval: every chain fact retrieved;
 - complete-chain delivery: every chain fact's round placed in the reader's request;
 - retrieved-but-not-delivered: retrieved rounds missing from the request, counted by modality.

@@ -45,54 +45,71 @@ def item_cells(items: pd.DataFrame) -> pd.DataFrame:
     return cells[cells["x"].notna() & cells["y"].notna()].reset_index(drop=True)
 
 
-def _item_scores(frame: pd.DataFrame, metric: str, mode: str, keys: Sequence[str]) -> pd.DataFrame:
-    sub = frame.loc[(frame["mode"] == mode) & frame[metric].notna(), [*keys, "item_id", metric]]
-    if sub.empty:
-        return pd.DataFrame(columns=[*keys, "item_id", "value"])
-    out = sub.groupby([*keys, "item_id"], sort=False, observed=True)[metric].mean().reset_index()
-    return out.rename(columns={metric: "value"})
+def _mean_n(keys: list[np.ndarray], values: np.ndarray) -> pd.DataFrame:
+    """Mean and count of `values` per combination of integer key arrays (one pass, no hashing)."""
+    g = pd.DataFrame({f"k{i}": k for i, k in enumerate(keys)}).assign(v=values).groupby(
+        [f"k{i}" for i in range(len(keys))], sort=False)["v"]
+    out = pd.DataFrame({"value": g.mean(), "n": g.size()}).reset_index()
+    return out
 
 
-def _labels(frame: pd.DataFrame, mode: str) -> pd.DataFrame:
-    return frame.loc[frame["mode"] == mode, ["item_id", "x", "y"]].drop_duplicates("item_id")
+def _coded_cells(labels: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str], list[str]]:
+    """(item code, x code, y code) per cell of each item, and the x / y label lists."""
+    cells = item_cells(labels)
+    xs = sorted(set(cells["x"]))
+    ys = sorted(set(cells["y"]))
+    xc = cells["x"].map({v: i for i, v in enumerate(xs)}).to_numpy(np.int64)
+    yc = cells["y"].map({v: i for i, v in enumerate(ys)}).to_numpy(np.int64)
+    return cells["item_id"].to_numpy(np.int64), xc, yc, xs, ys
 
 
-def _agg(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-    g = df.groupby(by, sort=False, observed=True)["value"]
-    return pd.DataFrame({"value": g.mean(), "n": g.size()}).reset_index()
-
-
-def metric_rows(frame: pd.DataFrame, metric: str, mode: str, keys: Sequence[str] = ("backbone", "method")) -> pd.DataFrame:
-    """All aggregate rows of one metric (unmarked)."""
-    keys = list(keys)
-    scores = _item_scores(frame, metric, mode, keys)
-    if scores.empty:
-        return pd.DataFrame(columns=list(ROW_COLUMNS))
-    cells = item_cells(_labels(frame, mode))
-    long = scores.merge(cells, on="item_id", how="inner")
+def metric_rows(work: pd.DataFrame, metric: str, mode: str, n_items: int) -> pd.DataFrame:
+    """All aggregate rows of one metric (unmarked) for `work` = evaluation_matrix's coded frame:
+    `_k` (the keys' code), `item_id` (item code), mode, x, y and the metric column."""
+    sel = ((work["mode"] == mode).to_numpy(bool)) & work[metric].notna().to_numpy(bool)
+    if not sel.any():
+        return pd.DataFrame()
+    k, item, v = work["_k"].to_numpy()[sel], work["item_id"].to_numpy()[sel], work[metric].to_numpy(float)[sel]
+    # One score per (keys, item): duplicated rows of an item average into one unit.
+    scores = _mean_n([k, item], v).rename(columns={"k0": "_k", "k1": "item"})
+    sk, si, sv = scores["_k"].to_numpy(), scores["item"].to_numpy(), scores["value"].to_numpy()
+    labels = work.loc[sel, ["item_id", "x", "y"]].drop_duplicates("item_id")
+    ci, cx, cy, xs, ys = _coded_cells(labels)
+    # Join item scores to their cells: for each cell row, the score rows of its item.
+    order = np.argsort(si, kind="stable")
+    starts = np.searchsorted(si[order], np.arange(n_items + 1))
+    per_item = starts[1:] - starts[:-1]  # score rows per item code
+    reps = per_item[ci]
+    take = np.concatenate([order[starts[i]:starts[i + 1]] for i in ci]) if len(ci) else np.zeros(0, dtype=np.int64)
+    lk, li, lv = sk[take], si[take], sv[take]
+    lx, ly = np.repeat(cx, reps), np.repeat(cy, reps)
     parts = []
-    cell = _agg(long, [*keys, "x", "y"])
-    cell["agg"] = "cell"
-    parts.append(cell)
-    mx = _agg(long.drop_duplicates([*keys, "item_id", "x"]), [*keys, "x"])
-    mx["y"], mx["agg"] = ALL, "marginal"
-    my = _agg(long.drop_duplicates([*keys, "item_id", "y"]), [*keys, "y"])
-    my["x"], my["agg"] = ALL, "marginal"
-    parts += [mx, my]
+    cell = _mean_n([lk, lx, ly], lv).rename(columns={"k0": "_k", "k1": "xc", "k2": "yc"})
+    cell["x"], cell["y"], cell["agg"] = np.asarray(xs, dtype=object)[cell["xc"]], np.asarray(ys, dtype=object)[cell["yc"]], "cell"
+    parts.append(cell.drop(columns=["xc", "yc"]))
+    # Marginals: an item once per X (Y) label it carries.
+    for axis, codes, names in (("x", lx, xs), ("y", ly, ys)):
+        uniq = pd.DataFrame({"k": lk, "i": li, "c": codes, "v": lv}).drop_duplicates(["k", "i", "c"])
+        m = _mean_n([uniq["k"].to_numpy(), uniq["c"].to_numpy()], uniq["v"].to_numpy()).rename(
+            columns={"k0": "_k", "k1": "c"})
+        m[axis] = np.asarray(names, dtype=object)[m["c"]]
+        m["y" if axis == "x" else "x"] = ALL
+        m["agg"] = "marginal"
+        parts.append(m.drop(columns=["c"]))
     # Macro: mean of the cell values; n = distinct labelled items behind those cells.
-    labelled = long.drop_duplicates([*keys, "item_id"])
-    g = cell.groupby(keys, sort=False, observed=True)["value"]
+    g = cell.groupby("_k", sort=False)["value"]
     macro = pd.DataFrame({"value": g.mean(), "n_cells": g.size()}).reset_index()
-    macro = macro.merge(labelled.groupby(keys, sort=False, observed=True).size().rename("n").reset_index(), on=keys)
+    labelled = pd.DataFrame({"k": lk, "i": li}).drop_duplicates().groupby("k", sort=False).size()
+    macro["n"] = macro["_k"].map(labelled).to_numpy(np.int64)
     macro["x"], macro["y"], macro["agg"] = ALL, ALL, "macro"
     parts.append(macro)
     # Micro: every scored item once, labelled or not.
-    micro = _agg(scores, keys)
+    micro = _mean_n([sk], sv).rename(columns={"k0": "_k"})
     micro["x"], micro["y"], micro["agg"] = ALL, ALL, "micro"
     parts.append(micro)
     out = pd.concat(parts, ignore_index=True)
     out["metric"], out["mode"] = metric, mode
-    out["n"] = out["n"].astype(int)
+    out["n"] = out["n"].astype(np.int64)
     out["n_cells"] = (out["n_cells"] if "n_cells" in out else pd.Series(pd.NA, index=out.index)).astype("Int64")
     return out
 
@@ -121,8 +138,9 @@ def evaluation_matrix(
 
     The mark group is every key but the last (e.g. per backbone, across methods)."""
     keys = list(keys)
+    empty = pd.DataFrame(columns=[*keys, *ROW_COLUMNS[2:]])
     if frame.empty:
-        return pd.DataFrame(columns=[*keys, *ROW_COLUMNS[2:]])
+        return empty
     # Group on integer codes: every groupby below would otherwise hash the key strings again.
     code = frame.groupby(keys, sort=False, observed=True, dropna=False).ngroup().to_numpy()
     first = pd.Series(np.arange(len(frame))).groupby(code).first()
@@ -133,18 +151,17 @@ def evaluation_matrix(
     for m, _ in metrics:
         if m in frame:
             work[m] = frame[m].to_numpy(float)
-    parts = [metric_rows(work, m, mode, ["_k"]) for m, mode in metrics if m in frame]
+    parts = [metric_rows(work, m, mode, len(item_ids)) for m, mode in metrics if m in frame]
     parts = [p for p in parts if not p.empty]
     if not parts:
-        return pd.DataFrame(columns=[*keys, *ROW_COLUMNS[2:]])
+        return empty
     out = pd.concat(parts, ignore_index=True).merge(key_table, on="_k", how="left").drop(columns="_k")
     out["mark"] = mark_best(out, [*keys[:-1], "metric", "agg", "x", "y"], decimals)
-    order_metric = {m: i for i, (m, _) in enumerate(metrics)}
-    order_agg = {a: i for i, a in enumerate(AGGS)}
-    out["_m"] = out["metric"].map(order_metric)
-    out["_a"] = out["agg"].map(order_agg)
-    out["_x"] = out["x"].where(out["x"] != ALL, "~")  # "all" after the levels
-    out["_y"] = out["y"].where(out["y"] != ALL, "~")
+    rank = {**{m: i for i, (m, _) in enumerate(metrics)}, **{a: i for i, a in enumerate(AGGS)}}
+    out["_m"] = [rank[v] for v in out["metric"].tolist()]
+    out["_a"] = [rank[v] for v in out["agg"].tolist()]
+    out["_x"] = ["~" if v == ALL else v for v in out["x"].tolist()]  # "all" after the levels
+    out["_y"] = ["~" if v == ALL else v for v in out["y"].tolist()]
     out = out.sort_values([*keys, "_m", "_a", "_y", "_x"], kind="mergesort").drop(columns=["_m", "_a", "_x", "_y"])
     return out[[*keys, *[c for c in out.columns if c not in keys]]].reset_index(drop=True)
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from scorer.model import Benchmark, Run
 from scorer.names import DEFAULT_DISPLAY_NAMES
+
+if TYPE_CHECKING:  # pandas costs half a second to import: not for `memscope --help`
+    import pandas as pd
 
 DEFAULT_SEED = 20260430
 DEFAULT_RESAMPLES = 10_000

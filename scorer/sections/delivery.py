@@ -39,12 +39,13 @@ TITLES = {
 }
 
 
-def _statuses(records: Sequence[Record]):
+def _statuses(records: Sequence[Record], k: int):
     for r in records:
         if not r.item.answerable:  # abstention controls have no chain to deliver
             continue
         p = r.prediction
-        retrieved = None if p.retrieved is None else [e.round_id for e in p.retrieved]
+        # the retriever's output is the top K of the logged ranking; a longer pool is only candidates
+        retrieved = None if p.retrieved is None else [e.round_id for e in p.retrieved[:k]]
         delivered = p.delivered
         if retrieved is None and delivered is None:
             continue
@@ -52,11 +53,11 @@ def _statuses(records: Sequence[Record]):
         yield r, retrieved, delivered, facts, chain_status([f.round_id for f in facts], retrieved, delivered)
 
 
-def run_rows(records: Sequence[Record]) -> tuple[list[dict], list[dict], list[dict], list[dict]]:
+def run_rows(records: Sequence[Record], k: int) -> tuple[list[dict], list[dict], list[dict], list[dict]]:
     """(per-run summary, not-delivered by modality, score join, per-item join)."""
     runs, modal, joins, items = [], [], [], []
     for recs in by_group(records).values():
-        st = list(_statuses(recs))
+        st = list(_statuses(recs, k))
         if not st:
             continue
         f = group_fields(recs)
@@ -175,7 +176,7 @@ def sweep_rows(runs: Sequence[dict], records: Sequence[Record]) -> list[dict]:
 
 def build(ctx: ScoreContext) -> SectionResult:
     records, warnings = collect(ctx)
-    runs, modal, joins, items = run_rows(records)
+    runs, modal, joins, items = run_rows(records, ctx.options.k)
     losses, pair_warnings = loss_rows(ctx, records)
     sweep = sweep_rows(runs, records)
     if not runs and not losses:
@@ -195,7 +196,7 @@ def build(ctx: ScoreContext) -> SectionResult:
                              ("method", "backbone", "mode", "n_items", "retrieved_mean", "delivered_mean",
                               "required_fact_recall", "chain_retrieved", "chain_delivered", "n_delivered",
                               "not_delivered", "facts_not_delivered"),
-                             "Required-fact recall / Chain Retr. over the whole retrieved list; Chain Deliv. over "
+                             f"Required-fact recall / Chain Retr. over the top K = {ctx.options.k} retrieved; Chain Deliv. over "
                              "items whose run logged `delivered` (n deliv.). Retr. not deliv. = retrieved rounds left "
                              "out of the reader's request (totals)." + (FOLD_NOTE if mirrored else ""), TITLES))
     if modal:

@@ -5,7 +5,8 @@ chain retrieval and delivery) for every group that logged retrieval or delivery.
 report.json rows: {backbone, method, display, mode, y, x, task, metric, k, value, n}. `y`/`x`/`task`
 are "all" when the row does not slice on them; temporal metrics (latest_clue_recall, stale_dominance,
 rank_inversion, latest_miss) are only on y = "Y3" rows, over Y3 items with at least two existing
-clues. Chain metrics use the whole logged list, so their `k` is null.
+clues. Chain metrics read the retriever's output as the top K of the logged ranking (a longer logged
+pool is a candidate list for diagnostics, not what the reader could have been given).
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ def diagnostic_rows(records: Sequence[Record], k: int) -> list[dict]:
     return [r for r in out if r["n"]]
 
 
-def chain_rows(records: Sequence[Record]) -> list[dict]:
+def chain_rows(records: Sequence[Record], k: int) -> list[dict]:
     out = []
     for recs in by_group(records).values():
         statuses = []
@@ -93,7 +94,7 @@ def chain_rows(records: Sequence[Record]) -> list[dict]:
             if retrieved is None and delivered is None:
                 continue
             facts = [f.round_id for f in r.item.chain if r.task.has_round(f.round_id)]
-            statuses.append((r, chain_status(facts, None if retrieved is None else [e.round_id for e in retrieved],
+            statuses.append((r, chain_status(facts, None if retrieved is None else [e.round_id for e in retrieved[:k]],
                                              delivered)))
         if not statuses:
             continue
@@ -103,7 +104,7 @@ def chain_rows(records: Sequence[Record]) -> list[dict]:
             for m in CHAIN_METRICS:
                 value, n = mean_or_none(_chain_value(s, m) for s in chosen)
                 if n or y == ALL:
-                    out.append({**fields, "y": y, "x": ALL, "task": ALL, "metric": m, "k": None, "value": value,
+                    out.append({**fields, "y": y, "x": ALL, "task": ALL, "metric": m, "k": k, "value": value,
                                 "n": n})
     return out
 
@@ -172,7 +173,7 @@ def build(ctx: ScoreContext) -> SectionResult:
     k = ctx.options.k
     records, warnings = collect(ctx)
     diag = diagnostic_rows(records, k)
-    chains = chain_rows(records)
+    chains = chain_rows(records, k)
     if not diag and not chains:
         return SectionResult.absent(NAME, "no run logged a retrieved or delivered list")
     mirrored = mirrored_modes(records)
@@ -207,7 +208,7 @@ def build(ctx: ScoreContext) -> SectionResult:
                 "chain_delivered", "n_delivered")
         tables.append(titled("evidence_chain", "Gold-chain retrieval and delivery (all items)",
                              fold(chain_table_rows(chains)), cols,
-                             "Required-fact recall and Chain Retr. over the whole logged retrieved list (no K cut); "
+                             f"Required-fact recall and Chain Retr. over the top K = {k} of the logged ranking; "
                              "Chain Deliv. needs a logged `delivered` list (unknown delivery is left out, never "
                              "read as 'same as retrieved')." + extra_note))
     return SectionResult(NAME, diag + chains, tables, warnings=warnings)

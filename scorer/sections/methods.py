@@ -67,9 +67,18 @@ def clean(v: Any) -> Any:
 
 
 def records(df: pd.DataFrame, columns: Iterable[str]) -> list[dict]:
-    """Rows as plain dicts (missing values None), in `columns` order."""
-    sub = df[list(columns)].astype(object)
-    return sub.where(sub.notna(), None).to_dict("records")
+    """Rows as plain dicts (missing values None, numbers as Python numbers), in `columns` order.
+    Column-wise `tolist` is many times faster than DataFrame.to_dict on large tables."""
+    cols = list(columns)
+    lists = []
+    for c in cols:
+        values = df[c].tolist()
+        if df[c].dtype.kind == "f":
+            values = [None if v != v else v for v in values]
+        elif df[c].hasnans if hasattr(df[c], "hasnans") else False:
+            values = [None if v is pd.NA or v is None or v != v else v for v in values]
+        lists.append(values)
+    return [dict(zip(cols, row)) for row in zip(*lists)]
 
 
 def n_summary(ns: Iterable[int | None]) -> tuple[Any, bool]:
