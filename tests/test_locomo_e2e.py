@@ -43,14 +43,16 @@ def report(tmp_path_factory) -> dict:
                  "--stamp", "20261129_000000"]) == 0
     assert main(["score", str(tmp / "bench"), "--runs", str(tmp / "runs"), "--out", str(tmp / "report"),
                  "--format", "json,md", "--resamples", "200"]) == 0
-    return json.loads((tmp / "report" / "report.json").read_text())
+    return {"report": json.loads((tmp / "report" / "report.json").read_text()), "root": tmp}
 
 
 def test_retrieval_diagnostics_by_category(report: dict) -> None:
+    report = report["report"]
     rows = {
-        (r["category"], r["metric"]): r
+        (r.get("category", "all"), r["metric"]): r
         for r in report["evidence"]
         if r.get("k") == 10 and r["y"] == "all" and r["x"] == "all" and r["task"] == "all"
+        and r["metric"] in ("any_clue_recall", "coverage", "full_clue_recall")
     }
     for key, (value, n) in EXPECTED.items():
         assert key in rows, key
@@ -63,6 +65,37 @@ def test_retrieval_diagnostics_by_category(report: dict) -> None:
 
 
 def test_answer_tables_skip_the_retrieval_only_run(report: dict) -> None:
-    matrix = report["matrix"]
+    matrix = report["report"]["matrix"]
     assert isinstance(matrix, dict) and matrix["value"] is None or not any(
         r.get("method") == "semantic_rag_minilm" and r.get("value") is not None for r in matrix)
+
+
+async def test_app_shows_evidence_turns_beside_the_retrieved_ones(report: dict) -> None:
+    """The imported benchmark opens in the app with the retrieval run: an item's gold evidence turns
+    are listed, and the run's tab shows the ranked retrieved turns with the gold ones marked."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent / "tui"))
+    from apphelpers import settle
+    from screen_text import screen_text
+    from textual.widgets import DataTable
+
+    from tui.app import make_app
+    from tui.media import image as img
+
+    img.prepare("halfcell")
+    root = report["root"]
+    app = make_app(root / "bench", [root / "runs"], annotator="t")
+    async with app.run_test(size=(140, 45)) as pilot:
+        await pilot.press("2")
+        await settle(pilot)
+        items = app.screen
+        target = ("locomo_conv-26:1", "open")  # evidence D1:3, which the model ranks in its top 10
+        items.query_one(DataTable).move_cursor(row=items.keys.index(target), animate=False)
+        await pilot.press("enter")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "When did Caroline go to the LGBTQ support group?" in text
+        assert "D1:3" in text  # the gold evidence turn
+        assert "SRAG(MiniLM)" in text  # the retrieval run's tab
+        assert "✓" in text  # a retrieved turn marked as gold

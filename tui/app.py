@@ -32,6 +32,7 @@ class MemscopeApp(App[int]):
     TITLE = "memscope"
     COMMANDS = App.COMMANDS | {MemscopeCommands}
     MODES = {"overview": OverviewScreen, "items": ItemsScreen, "scores": ScoresScreen, "study": StudyHomeScreen}
+    searcher = None  # scorer.search's index, built once by the first search (tui/screens/search.py)
     BINDINGS = [
         Binding("1", "switch_mode('overview')", "Overview", tooltip="the benchmark at a glance"),
         Binding("2", "switch_mode('items')", "Items", tooltip="the table of items, with filters"),

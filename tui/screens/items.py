@@ -7,6 +7,8 @@ fixed width so Textual never measures cells (DESIGN §9).
 
 from __future__ import annotations
 
+import gc
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -47,6 +49,7 @@ class ItemsScreen(BaseScreen):
     BINDINGS = [
         Binding("enter", "open", "Open", tooltip="open the highlighted item"),
         Binding("slash", "search", "Search", key_display="/", tooltip="search id, question, answer, options"),
+        Binding("s", "meaning", "Meaning", tooltip="search rounds and items by meaning, jump to a hit"),
         Binding("t", "cycle('task')", "Task", tooltip="filter by task (cycles)"),
         Binding("x", "cycle('x')", "X", tooltip="filter by visual granularity X1–X4 (cycles)"),
         Binding("y", "cycle('y')", "Y", tooltip="filter by reasoning depth Y1–Y3 (cycles)"),
@@ -180,6 +183,11 @@ class ItemsScreen(BaseScreen):
         self.filter = Filter()
         self.query_one(DataTable).focus()
 
+    def action_meaning(self) -> None:
+        from tui.screens.search import SearchScreen
+
+        self.app.push_screen(SearchScreen())
+
     def action_search(self) -> None:
         search = self.query_one("#search", Input)
         search.display = True
@@ -225,6 +233,9 @@ class ItemsScreen(BaseScreen):
             return
         from tui.screens.item import ItemScreen
 
+        if gc.isenabled():  # no collection while the new screen is built (see ItemScreen.show_item)
+            gc.disable()
+            self.app.call_after_refresh(gc.enable)
         self.app.push_screen(ItemScreen(list(self.keys), key))
 
 

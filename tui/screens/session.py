@@ -79,6 +79,7 @@ class SessionScreen(BaseScreen):
         Binding("space", "play", "Play/stop", priority=True, tooltip="play or stop the round's audio"),
         Binding("m", "next_media", "Media", tooltip="which video/audio ←/→ and space act on"),
         Binding("g", "origin", "Clue round", tooltip="back to the round this screen was opened at"),
+        Binding("s", "meaning", "Search", tooltip="search rounds and items by meaning, jump to a hit"),
         Binding("escape,b", "back", "Back", key_display="esc", tooltip="back to where you came from"),
         Binding("down", "scroll(1)", "Scroll down", show=False),
         Binding("up", "scroll(-1)", "Scroll up", show=False),
@@ -305,6 +306,11 @@ class SessionScreen(BaseScreen):
             return
         self.pos = [r.round_id for r in self.rounds].index(self.origin)
         self._request_show()
+
+    def action_meaning(self) -> None:
+        from tui.screens.search import SearchScreen
+
+        self.app.push_screen(SearchScreen(task=self.task_name))
 
     def action_scroll(self, lines: int) -> None:
         body = self.query_one("#session-body", _Body)
