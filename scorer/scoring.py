@@ -24,9 +24,10 @@ from __future__ import annotations
 import hashlib
 import importlib
 import platform
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -185,12 +186,13 @@ def build_context(
     bench_path: str | Path,
     run_paths: Sequence[str | Path],
     db: str | Path | None = None,
-    options: ScoreOptions = ScoreOptions(),
+    options: ScoreOptions | None = None,
     needs_raw: bool = True,
     allow_outside_root: bool = False,
     progress: Progress | None = None,
 ) -> tuple[ScoreContext, dict, list[str]]:
     """(context, inputs record, warnings)."""
+    options = options or ScoreOptions()
     note = progress or (lambda *_: None)
     warnings: list[str] = []
     note("reading the benchmark", 0, 1)
@@ -227,6 +229,9 @@ def build_context(
         "reader": "full" if needs_raw else "lean",
     }
     inputs["runs"]["digest"] = digest_of(inputs["runs"]["files"])
+    if not runs:
+        warnings.append("no run folder (a folder with predictions.jsonl) under "
+                        + ", ".join(Path(p).as_posix() for p in run_paths) + ": nothing to score")
     if unmatched:
         warnings.append(f"{unmatched} prediction row(s) match no benchmark item and are not scored "
                         "(`memscope validate` lists them)")
@@ -249,7 +254,7 @@ def build_context(
         inputs["annotations"] = record
     else:
         inputs["annotations"] = None
-    inputs["rows"] = {"scored": int(len(frame)), "unmatched": int(unmatched), "duplicates_dropped": dropped,
+    inputs["rows"] = {"scored": len(frame), "unmatched": int(unmatched), "duplicates_dropped": dropped,
                       **{k: int(v) for k, v in counts.items()}}
     inputs["options"] = {
         "seed": options.seed, "resamples": options.resamples, "k": options.k, "judge_levels": options.judge_levels,
@@ -285,7 +290,7 @@ def score(
     bench_path: str | Path,
     run_paths: Sequence[str | Path],
     db: str | Path | None = None,
-    options: ScoreOptions = ScoreOptions(),
+    options: ScoreOptions | None = None,
     sections: Sequence[str] | None = None,
     lean: bool | None = None,
     allow_outside_root: bool = False,
@@ -296,6 +301,7 @@ def score(
     error)."""
     from scorer.errors import UserError
 
+    options = options or ScoreOptions()
     mods, missing = load_sections(sections)
     needs_raw = any(getattr(m, "NEEDS_RAW", False) for m in mods)
     if lean is True and needs_raw:
@@ -312,5 +318,12 @@ def score(
     return Report(inputs=inputs, sections=results, warnings=warnings)
 
 
-__all__ = ["SECTION_MODULES", "REQUIRED_SECTIONS", "Report", "score", "build_context", "run_sections",
-           "load_sections"]
+__all__ = [
+    "REQUIRED_SECTIONS",
+    "SECTION_MODULES",
+    "Report",
+    "build_context",
+    "load_sections",
+    "run_sections",
+    "score",
+]

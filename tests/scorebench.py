@@ -4,8 +4,8 @@ files would look (dialog JSON + mirrored _Open file; run folders with config/met
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 LETTERS = "ABCD"
 

@@ -144,6 +144,14 @@ def test_position_bias_hand_computed():
                   "em_when_answer_here": 1.0}]
 
 
+def test_position_bias_reads_odd_choices_like_letter_does():
+    rows = position_bias([("b", "m")] * 2, [(" b ", "INVALID", ["A"], "d"), ("c",)], [("A", "B", "C", "D"), None])
+    got = {r["letter"]: (r["chosen"], r["answer_here"]) for r in rows}
+    # " b " → B; INVALID and a list → invalid; "d" → D; an item without answers adds choices only.
+    assert got == {"A": (0, 1), "B": (1, 1), "C": (1, 1), "D": (1, 1), "invalid": (2, 0)}
+    assert [r["em_when_answer_here"] for r in rows if r["letter"] == "D"] == [1.0]
+
+
 def test_score_frame_recomputes_em_coerces_judge_and_fills_bleu():
     frame = pd.DataFrame({
         "mode": ["mcq", "mcq", "mcq", "open", "open"],
@@ -163,5 +171,8 @@ def test_score_frame_recomputes_em_coerces_judge_and_fills_bleu():
     assert list(out["judge"][3:]) == [0.5, 1.0]
     assert out["bleu_1"][3] == 0.4 and out["bleu_1"][4] == pytest.approx(0.75)
     assert list(out["em_recorded"]) == [1.0, 0.5, 0.25, 1.0, 0.0]
+    # A row without prediction text (a retrieval-only run) gets no BLEU-1.
+    empty, c2 = score_frame(frame.assign(pred=["", "", "", "x", "  "]), answers, judge_levels=3)
+    assert np.isnan(empty["bleu_1"][4]) and c2["bleu_1_computed"] == 0
     five, _ = score_frame(frame, answers, judge_levels=5)
     assert list(five["judge"][3:]) == [0.25, 0.75]

@@ -114,7 +114,7 @@ def hand_frame() -> pd.DataFrame:
 
 def test_hand_computed_cells_marginals_macro_micro():
     rows = evaluation_matrix(hand_frame())
-    a = lambda metric, agg, x="all", y="all": _get(rows, "a", metric, agg, x, y)  # noqa: E731
+    a = lambda metric, agg, x="all", y="all": _get(rows, "a", metric, agg, x, y)
     # An item with two X labels counts in both cells.
     assert (a("em", "cell", "X1", "Y1").value, a("em", "cell", "X1", "Y1").n) == (1.0, 1)
     assert (a("em", "cell", "X2", "Y1").value, a("em", "cell", "X2", "Y1").n) == (0.5, 1)

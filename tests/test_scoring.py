@@ -214,6 +214,18 @@ def test_absent_sections_and_compare(tmp_path, capsys):
         assert err.startswith("memscope: ") and "Traceback" not in err and err.count("\n") == 1
 
 
+def test_png_without_matplotlib_is_one_clear_line(tmp_path, capsys, monkeypatch):
+    from scorer.report import figures
+
+    bench = write_bench(tmp_path / "bench", TASK, [("X1", "Y1")])
+    runs = tmp_path / "runs"
+    write_run(runs, TASK, "bb", "full_context_multimodal", "multimodal", "open", [open_row(1, 1.0)])
+    monkeypatch.setattr(figures, "available", lambda: False)
+    assert main(["score", str(bench), "--runs", str(runs), "--out", str(tmp_path / "o"), "--format", "md,png"]) == 2
+    err = capsys.readouterr().err
+    assert "matplotlib" in err and err.count("\n") == 1 and not (tmp_path / "o").exists()
+
+
 def test_terminal_view_treats_data_as_text(tmp_path, capsys):
     labels = [("X1", "Y1"), ("X2", "Y2")]
     bench = write_bench(tmp_path / "bench", TASK, labels)

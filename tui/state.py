@@ -170,6 +170,7 @@ class AppState:
     save_state: str = "no database"
     _preds: dict[tuple[str, str], dict[int, Prediction]] = field(default_factory=dict)
     _row_of: dict[tuple[str, str], int] = field(default_factory=dict)
+    _slots: dict[tuple[str, str], int] = field(default_factory=dict)
 
     # -- building ----------------------------------------------------------------------------------
     def index(self) -> None:
@@ -181,6 +182,7 @@ class AppState:
             if (b, m, mode) not in refs:
                 refs[(b, m, mode)] = RunRef(len(refs), b, m, mode, disp, modality)
         self.run_refs = list(refs.values())
+        self._slots = {}
         preds: dict[tuple[str, str], dict[int, Prediction]] = {}
         joiner = Joiner(self.bench)
         for run, p, item in joiner.pairs(self.runs):
@@ -241,6 +243,14 @@ class AppState:
     @property
     def tasks(self) -> list[str]:
         return [t.name for t in self.bench.tasks]
+
+    def slot_of(self, ref: RunRef) -> int:
+        """A stable number for the ref's (backbone, method), shared by its MCQ and open runs."""
+        slots = self._slots
+        if not slots:
+            for r in self.run_refs:
+                slots.setdefault((r.backbone, r.method), len(slots))
+        return slots[(ref.backbone, ref.method)]
 
     def refs_for_mode(self, mode: str | None) -> list[RunRef]:
         return [r for r in self.run_refs if mode is None or r.mode == mode]

@@ -12,7 +12,12 @@ from rich.text import Text
 
 from scorer.errors import UserError
 from scorer.names import CAPTION_PROOF_PAIRS, load_display_names
-from scorer.sections.base import DEFAULT_K, DEFAULT_RESAMPLES, DEFAULT_SEED, ScoreOptions
+from scorer.sections.base import (
+    DEFAULT_K,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    ScoreOptions,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -87,12 +92,18 @@ class _Progress:
         self.bar = None
         self.task = None
         if self.console.is_terminal:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
 
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                 TimeElapsedColumn(), console=self.console, transient=True)
 
-    def __enter__(self) -> "_Progress":
+    def __enter__(self) -> _Progress:
         if self.bar:
             self.bar.start()
             self.task = self.bar.add_task("scoring", total=1)

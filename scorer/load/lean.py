@@ -13,9 +13,10 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -69,11 +70,18 @@ def _hash_file(path: Path) -> tuple[bytes, str]:
 
 
 def _json_file(path: Path, files: list) -> dict:
-    if not path.is_file():
+    """A small JSON object file (config.json / metrics.json), read and hashed once."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
         return {}
-    data, digest = _hash_file(path)
-    files.append((str(path), digest, len(data)))
-    value = read_json(path)
+    except OSError as err:
+        raise DataError(path, "", f"cannot read: {err.strerror or err}") from None
+    files.append((str(path), hashlib.sha256(data).hexdigest(), len(data)))
+    try:
+        value = loads(data)
+    except ValueError:
+        value = read_json(path)  # raises the standard one-line error (file:line:col: message)
     if not isinstance(value, dict):
         raise DataError(path, "", "must be a JSON object")
     return value
@@ -153,7 +161,7 @@ class _Columns:
         for c in self.arrays:
             self.arrays[c].append(chunk[c])
 
-    def merge(self, other: "_Columns") -> None:
+    def merge(self, other: _Columns) -> None:
         for c in self.runs:
             self.runs[c].extend(other.runs[c])
         for c in self.lists:
@@ -165,7 +173,7 @@ class _Columns:
         return self.runs, self.lists, self.arrays
 
     @classmethod
-    def from_state(cls, state: tuple) -> "_Columns":
+    def from_state(cls, state: tuple) -> _Columns:
         c = cls()
         c.runs, c.lists, c.arrays = state
         return c

@@ -18,9 +18,10 @@ import math
 import re
 import string
 from collections import Counter
-from itertools import chain
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
-from typing import Any, Iterable, Mapping, Sequence
+from itertools import chain
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -246,7 +247,7 @@ def score_frame(
     item_id → the MCQ item's answer letter per rotation. The recorded scores are kept as
     `em_recorded` / `judge_recorded` / `bleu_1_recorded`; returns (frame, counts) where counts says
     how many MCQ rows were recomputed, how many disagree with their recorded em, and how many BLEU
-    values were computed because the row had none."""
+    values were computed because the row had none (only for rows with prediction text)."""
     out = frame.copy()
     counts = {"em_recomputed": 0, "em_recorded_differs": 0, "em_from_record": 0, "bleu_1_computed": 0}
     for col in ("em", "judge", "bleu_1"):
@@ -276,7 +277,10 @@ def score_frame(
         out.loc[is_open, "em"] = np.nan  # an open row's `em` is upstream's exact match, not the MCQ metric
         out.loc[is_open, "judge"] = coerce_judge_array(out.loc[is_open, "judge"].to_numpy(dtype=float), judge_levels)
         if compute_missing_bleu:
-            need = is_open & out["bleu_1"].isna().to_numpy() & out["pred"].notna().to_numpy()
+            # Only rows with an answer: a retrieval-only run (no prediction text) has nothing to score.
+            need = is_open & out["bleu_1"].isna().to_numpy()
+            if need.any():
+                need[need] = [isinstance(p, str) and bool(p.strip()) for p in out.loc[need, "pred"]]
             if need.any():
                 sub = out.loc[need, ["pred", "gt"]]
                 out.loc[need, "bleu_1"] = [bleu_1(p, g) for p, g in zip(sub["pred"], sub["gt"])]

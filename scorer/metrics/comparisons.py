@@ -13,8 +13,8 @@ Pure functions: no I/O, no printing.
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd

@@ -20,7 +20,7 @@ Pure functions over pandas/numpy; vectorised (no Python loop per row).
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from scorer.report.fmt import file_stem, is_number
 from scorer.sections.base import Table

@@ -4,8 +4,9 @@ annotated with its value and n. Uses matplotlib's object API (no pyplot state)."
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from scorer.errors import UserError
 from scorer.model import X_LABELS, Y_LABELS

@@ -5,14 +5,20 @@ Metric (with n), columns methods grouped under Textual / Multimodal memory, `Avg
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from scorer.metrics.matrix import ALL
 from scorer.model import X_LABELS, Y_LABELS
 from scorer.report.fmt import cell_text, file_stem, is_number, mark_of, number, title_of
 from scorer.sections.base import Table
-from scorer.sections.methods import FAMILY_ORDER, FAMILY_TITLES, METRIC_TITLES, PAPER_ORDER
+from scorer.sections.methods import (
+    FAMILY_ORDER,
+    FAMILY_TITLES,
+    METRIC_TITLES,
+    PAPER_ORDER,
+)
 
 PREAMBLE = r"""% memscope: packages and macros the generated tables use. \input{memscope-preamble} in your preamble.
 \usepackage{booktabs}
@@ -95,9 +101,9 @@ def main_matrix(backbone: str, rows: list[dict]) -> str:
         rules.append(rf"\cmidrule(lr){{{start}-{start + k - 1}}}")
         start += k
     lines = [r"\begin{table*}[t]", r"\centering",
-             rf"\caption{{Evaluation matrix on \texttt{{{esc(backbone)}}}. EM (multiple choice, mean over rotations) "
-             r"and LLM-Judge (open); $n$ = items. Avg.\ = mean of the non-empty cells. "
-             r"Best and second-best per row highlighted.}",
+             (rf"\caption{{Evaluation matrix on \texttt{{{esc(backbone)}}}. EM (multiple choice, mean over rotations) "
+              r"and LLM-Judge (open); $n$ = items. Avg.\ = mean of the non-empty cells. "
+              r"Best and second-best per row highlighted.}"),
              rf"\label{{tab:memscope-matrix-{file_stem(backbone)}}}", r"\scriptsize", r"\setlength{\tabcolsep}{2.2pt}",
              r"\resizebox{\textwidth}{!}{%", rf"\begin{{tabular}}{{lllr{'c' * len(methods)}}}", r"\toprule",
              " & ".join(head1) + r" \\", "".join(rules),

@@ -3,7 +3,8 @@ n beside every number, absent sections with their reason, then warnings and inpu
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from scorer.report.fmt import cell_text, is_number, mark_of, title_of
 from scorer.sections.base import Table
@@ -52,8 +53,8 @@ def render(data: dict, sections: Sequence[Any], warnings: Sequence[str]) -> str:
     out.append(f"Benchmark `{_esc(bench)}` · {runs.get('folders', 0)} run folder(s) · {rows.get('scored', 0)} scored "
                f"prediction(s) · seed {opts.get('seed')} · {opts.get('resamples')} bootstrap resamples · "
                f"judge levels {opts.get('judge_levels')} · K = {opts.get('k')}")
-    out += ["", "Best value per row in **bold**, second-best in *italics* (ties share the mark). "
-            "n = items (or pairs) behind each number.", ""]
+    out += ["", ("Best value per row in **bold**, second-best in *italics* (ties share the mark). "
+                 "n = items (or pairs) behind each number."), ""]
     for s in sections:
         out += [f"## {_esc(title_of(s.name))}", ""]
         if s.reason:

@@ -6,7 +6,8 @@ made visible, so a method or backbone name cannot style the screen or send escap
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table as RichTable

@@ -12,7 +12,14 @@ from __future__ import annotations
 
 import pandas as pd
 
-from scorer.metrics.comparisons import PairedPlan, add_slices, caption_slices, item_labels, scores_by_method, slice_members
+from scorer.metrics.comparisons import (
+    PairedPlan,
+    add_slices,
+    caption_slices,
+    item_labels,
+    scores_by_method,
+    slice_members,
+)
 from scorer.model import X_LABELS, Y_LABELS
 from scorer.names import CAPTION_PROOF_PAIRS
 from scorer.sections.base import ScoreContext, SectionResult, Table

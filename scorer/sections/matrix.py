@@ -13,7 +13,13 @@ from __future__ import annotations
 from scorer.metrics.matrix import ALL, METRICS, evaluation_matrix
 from scorer.model import X_LABELS, Y_LABELS
 from scorer.sections.base import ScoreContext, SectionResult, Table
-from scorer.sections.methods import METRIC_TITLES, answerable_scores, method_columns, n_summary, records
+from scorer.sections.methods import (
+    METRIC_TITLES,
+    answerable_scores,
+    method_columns,
+    n_summary,
+    records,
+)
 
 NAME = "matrix"
 FIELDS = ("backbone", "method", "display", "family", "mode", "metric", "x", "y", "agg", "value", "n", "n_cells", "mark")

@@ -256,6 +256,7 @@ async def test_scores_screen_shows_the_scorer_matrices(tmp_path):
 @pytest.mark.parametrize("mode", ["1", "2", "3"])
 async def test_help_lists_the_screen_keys(tmp_path, mode):
     app = demo_app(tmp_path)
+    app.state.score_resamples = 50  # the Scores screen computes in the background meanwhile
     async with app.run_test(size=(120, 70)) as pilot:  # tall enough to show the whole help
         await pilot.press(mode)
         await settle(pilot)

@@ -89,7 +89,9 @@ class CompareScreen(BaseScreen):
         seen.append("captions and transcripts in place of media" if ref.is_text else "the media themselves",
                     style="italic")
         box.query_one(".cmp-chain", Static).update(Group(chain_summary(ev), chain_table(ev), seen))
-        await box.query_one(ClueChain).show(task, item, captions_only=ref.is_text)
+        chain = box.query_one(ClueChain)
+        await chain.show(task, item, captions_only=ref.is_text)
+        self.call_after_refresh(chain.mount_media)
 
     async def action_cycle(self, side: int) -> None:
         order = [ref.index for ref, _ in self.state.predictions(self.item)]

@@ -9,6 +9,8 @@ The annotation side (labels, verdicts, notes, flags) belongs in #annotation-slot
 
 from __future__ import annotations
 
+import gc
+
 from rich.console import Group
 from rich.text import Text
 from textual.app import ComposeResult
@@ -120,11 +122,10 @@ class ItemScreen(AnnotatingScreen):  # the annotation keys and panel: tui/screen
             with Vertical(id="method-side"):
                 yield Static(id="runs-head")
                 chosen = self._runs_of(self.item)
-                self._pane_ids = [f"run-{ref.index}" for ref, _ in chosen]
+                self._pane_ids = [self._pane_id(ref) for ref, _ in chosen]
                 with TabbedContent(id="runs"):
                     for ref, _ in chosen:
-                        yield TabPane(label(ref.display), RunPanel(ref, id=f"panel-{ref.index}"),
-                                      id=f"run-{ref.index}")
+                        yield self._pane(ref)
                 with Vertical(id="annotation-slot"):
                     yield Static(id="annotation-summary")
 
@@ -133,10 +134,20 @@ class ItemScreen(AnnotatingScreen):  # the annotation keys and panel: tui/screen
 
     # -- showing -----------------------------------------------------------------------------------
     async def show_item(self, key: tuple[str, str]) -> None:
-        # one layout and one repaint for the whole change, however many widgets it swaps
-        async with self.batch():
-            await self._show_item(key)
-            self.shown_key = key  # inside the batch: the first frame after it shows this item
+        # One layout and one repaint for the whole change, however many widgets it swaps; and the
+        # cyclic collector waits until the item is on screen (a collection in the middle of swapping
+        # widgets cost a third of the keystroke's time: bench/app.py).
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            async with self.batch():
+                await self._show_item(key)
+                self.shown_key = key  # inside the batch: the first frame after it shows this item
+        finally:
+            if collecting:  # the app's queue, not the screen's: it runs even if this screen is gone
+                self.app.call_after_refresh(gc.enable)
+        # the pictures come after that first frame (they decode off the UI thread anyway)
+        self.call_after_refresh(self.query_one(ClueChain).mount_media)
 
     async def _show_item(self, key: tuple[str, str]) -> None:
         self.key = key
@@ -156,7 +167,9 @@ class ItemScreen(AnnotatingScreen):  # the annotation keys and panel: tui/screen
             await qm.mount_all([media_thumb(m, self.state) for m in item.question_images])
         qm.display = bool(item.question_images)
         await self.query_one(ClueChain).show(task, item)
-        self.query_one("#gold", VerticalScroll).scroll_home(animate=False)
+        gold = self.query_one("#gold", VerticalScroll)
+        if gold.scroll_y:
+            gold.scroll_home(animate=False)
         self.refresh_annotations()
         await self._show_runs()
 
@@ -190,28 +203,37 @@ class ItemScreen(AnnotatingScreen):  # the annotation keys and panel: tui/screen
             head.append("  none answered this item", style="dim")
         self.query_one("#runs-head", Static).update(head)
         tabs = self.query_one("#runs", TabbedContent)
-        ids = [f"run-{ref.index}" for ref, _ in chosen]
-        if ids != self._pane_ids:
+        ids = [self._pane_id(ref) for ref, _ in chosen]
+        if ids != self._pane_ids:  # another backbone, or another set of methods: new tabs
             active = self._active_display()
             await tabs.clear_panes()
             for ref, _ in chosen:
-                await tabs.add_pane(TabPane(label(ref.display), RunPanel(ref, id=f"panel-{ref.index}"),
-                                            id=f"run-{ref.index}"))
+                await tabs.add_pane(self._pane(ref))
             self._pane_ids = ids
-            match = next((f"run-{ref.index}" for ref, _ in chosen if ref.display == active), None)
+            match = next((self._pane_id(ref) for ref, _ in chosen if ref.display == active), None)
             if match:
                 tabs.active = match
-        self._chosen = {f"run-{ref.index}": p for ref, p in chosen}
+        self._chosen = {self._pane_id(ref): (ref, p) for ref, p in chosen}
         self._refresh_active_panel()
+
+    def _pane_id(self, ref) -> str:
+        """One tab per (backbone, method): an MCQ item and an open one keep the same tabs, so moving
+        between them only refills the panel (rebuilding tabs costs a keystroke's budget)."""
+        return f"run-{self.state.slot_of(ref)}"
+
+    def _pane(self, ref) -> TabPane:
+        slot = self.state.slot_of(ref)
+        return TabPane(label(ref.display), RunPanel(ref, id=f"panel-{slot}"), id=f"run-{slot}")
 
     def _refresh_active_panel(self) -> None:
         """Only the visible run's panel is filled; the others when their tab is opened."""
         panel = self.active_panel()
-        if panel is None:
+        tabs = self.query_one("#runs", TabbedContent)
+        if panel is None or tabs.active not in self._chosen:
             return
-        p = self._chosen.get(f"run-{panel.ref.index}")
-        if p is not None:
-            panel.show(self.state.task(self.item), self.item, p, self.rotation, self.view)
+        ref, p = self._chosen[tabs.active]
+        panel.ref = ref  # the same method in this item's mode
+        panel.show(self.state.task(self.item), self.item, p, self.rotation, self.view)
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         self._refresh_active_panel()

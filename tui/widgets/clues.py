@@ -69,39 +69,72 @@ def caption_text(m: Media) -> Text:
 class ClueCard(Vertical):
     def __init__(self, r: Round, n: int, roles: list[str], latest: bool, stale: bool, media: bool = True,
                  captions_only: bool = False, selected: bool = False, **kw) -> None:
-        classes = " ".join(c for c in ("clue-card", "latest" if latest else "", "stale" if stale else "",
-                                       "selected" if selected else "") if c)
-        super().__init__(classes=classes, **kw)
+        super().__init__(classes=self._card_classes(latest, stale, selected), **kw)
         self.round = r
         self.n, self.roles, self.latest, self.stale = n, roles, latest, stale
         self.with_media = media
         self.captions_only = captions_only
         self.selected = selected
 
+    @staticmethod
+    def _card_classes(latest: bool, stale: bool, selected: bool) -> str:
+        return " ".join(c for c in ("clue-card", "latest" if latest else "", "stale" if stale else "",
+                                    "selected" if selected else "") if c)
+
+    def _captions(self, r: Round, captions_only: bool) -> Text:
+        return Text("\n").join(caption_text(m) for m in r.media if m.text or captions_only)
+
+    def _shape(self, r: Round, captions_only: bool) -> tuple[bool, bool]:
+        """(has a thumbnail row, has a caption line): which widgets a card for `r` holds."""
+        if not r.media or not self.with_media:
+            return False, False
+        return not captions_only, bool(self._captions(r, captions_only))
+
     def compose(self) -> ComposeResult:
-        # few widgets per card (header and text in one Static, captions in one): an item change
-        # mounts every card anew, and each widget costs style resolution and layout
+        # few widgets per card (header and text in one Static, captions in one): each widget costs
+        # style resolution and layout on every item change
         yield Static(self.header(self.selected), classes="clue-head")
-        if not self.round.media or not self.with_media:
-            return
-        captions = Text("\n").join(caption_text(m) for m in self.round.media if m.text or self.captions_only)
-        if not self.captions_only:
-            # the thumbnails are mounted just after the card is first painted (see on_mount): the
+        row, caption = self._shape(self.round, self.captions_only)
+        if row:
+            # the thumbnails are mounted just after the card is first painted (see mount_media): the
             # item's text shows at once, the pictures fill in (their row keeps its height meanwhile)
             yield Horizontal(classes="clue-media pending")
-        if captions:
-            yield Static(captions, classes="clue-caption")
+        if caption:
+            yield Static(self._captions(self.round, self.captions_only), classes="clue-caption")
 
-    def on_mount(self) -> None:
-        if self.with_media and not self.captions_only and self.round.media:
-            self.call_after_refresh(self._mount_media)
+    async def reset(self, r: Round, n: int, roles: list[str], latest: bool, stale: bool,
+                    captions_only: bool, selected: bool) -> bool:
+        """Show another round in this card, in place (no unmount/mount: the next-item keystroke's
+        budget). False, changing nothing, when `r` needs another set of widgets."""
+        if self._shape(r, captions_only) != self._shape(self.round, self.captions_only):
+            return False
+        same_media = r.media == self.round.media and captions_only == self.captions_only
+        self.round = r
+        self.n, self.roles, self.latest, self.stale = n, roles, latest, stale
+        self.captions_only, self.selected = captions_only, selected
+        classes = self._card_classes(latest, stale, selected)
+        if set(classes.split()) != set(self.classes):  # a class change restyles the card's subtree
+            self.set_classes(classes)
+        self.query_one(".clue-head", Static).update(self.header(selected))
+        row, caption = self._shape(r, captions_only)
+        if caption:
+            self.query_one(".clue-caption", Static).update(self._captions(r, captions_only))
+        if row and not same_media:
+            media_row = self.query_one(".clue-media", Horizontal)
+            if media_row.children:
+                await media_row.remove_children()
+            media_row.add_class("pending")  # mount_media fills it after the first paint
+        return True
 
-    async def _mount_media(self) -> None:
-        if not self.is_attached:
-            return  # the card was replaced before it was painted
+    async def mount_media(self) -> None:
+        """Mount the thumbnails (once); the owner calls it after the card's first paint."""
+        if not self.is_attached or self.captions_only or not self.with_media or not self.round.media:
+            return
         row = self.query_one(".clue-media", Horizontal)
-        await row.mount_all([media_thumb(m, self.app.state) for m in self.round.media])
+        if "pending" not in row.classes:
+            return
         row.remove_class("pending")
+        await row.mount_all([media_thumb(m, self.app.state) for m in self.round.media])
 
     def header(self, selected: bool) -> Text:
         head = clue_header(self.round, self.n, self.roles, self.latest, self.stale, selected)
@@ -131,17 +164,38 @@ class ClueChain(Vertical):
         roles = round_roles(item)
         missing = [c for c in item.clue_rounds if not task.has_round(c)]
         self.cursor = len(self.rounds) - 1 if latest and self.rounds else 0
-        cards: list[Widget] = []
+        old = list(self.children)
+        old_cards = [c for c in old if isinstance(c, ClueCard)]
+        gone: list[Widget] = [c for c in old if not isinstance(c, ClueCard)] + old_cards[len(self.rounds):]
+        tail: list[Widget] = []
         if not self.rounds:
-            cards.append(Static(Text("no clue rounds (an abstention control, or unlabelled)", style="dim")))
+            tail.append(Static(Text("no clue rounds (an abstention control, or unlabelled)", style="dim")))
+        # the cards already mounted show the new rounds in place where their widgets fit; new cards
+        # only where they do not (or when this item has more rounds)
         for n, r in enumerate(self.rounds, start=1):
-            cards.append(ClueCard(r, n, roles.get(r.round_id, []), r.round_id == latest, r.round_id in stale,
-                                  captions_only=captions_only, selected=n - 1 == self.cursor))
+            args = (r, n, roles.get(r.round_id, []), r.round_id == latest, r.round_id in stale)
+            selected = n - 1 == self.cursor
+            if n <= len(old_cards):
+                card = old_cards[n - 1]
+                if await card.reset(*args, captions_only=captions_only, selected=selected):
+                    continue
+                await self.mount(ClueCard(*args, captions_only=captions_only, selected=selected), before=card)
+                gone.append(card)
+            else:
+                tail.append(ClueCard(*args, captions_only=captions_only, selected=selected))
         if missing:
-            cards.append(Static(Text.assemble(("clue ids not in the task: ", "red"),
-                                              safe(", ".join(missing), one_line=True))))
-        await self.remove_children()
-        await self.mount_all(cards)
+            tail.append(Static(Text.assemble(("clue ids not in the task: ", "red"),
+                                             safe(", ".join(missing), one_line=True))))
+        if gone:
+            await self.remove_children(gone)
+        if tail:
+            await self.mount_all(tail)
+
+    async def mount_media(self) -> None:
+        """Fill in every card's thumbnails. Call it after the cards were painted (e.g. with
+        call_after_refresh once the screen's batch is over), so the text shows first."""
+        for card in list(self.query(ClueCard)):
+            await card.mount_media()
 
     def move(self, step: int) -> Round | None:
         if not self.rounds:

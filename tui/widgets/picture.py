@@ -25,19 +25,29 @@ Build = Callable[[tuple[int, int]], img.Picture]
 
 
 class _Strips(Widget):
-    """Paints prepared half-cell lines; blank beyond them."""
+    """Paints prepared half-cell lines, or a one-line message (e.g. "loading …"); blank beyond them.
+
+    The loading line is painted here rather than by the placeholder Static so that a picture arriving
+    swaps content in place: toggling which child is displayed would relayout the whole screen, once
+    per image."""
 
     DEFAULT_CSS = "_Strips { width: 100%; height: 100%; }"
 
     def __init__(self) -> None:
         super().__init__()
         self.strips: tuple[Strip, ...] = ()
+        self.message: Text | None = None
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         bg = self.rich_style  # the box's own background beyond the picture
         if y < len(self.strips):
             return self.strips[y].crop_extend(0, width, bg)
+        if y == 0 and self.message is not None and not self.strips:
+            line = Text(" ", style=bg)  # the placeholder's left padding
+            line.append_text(self.message)
+            line.truncate(width)
+            return Strip(list(line.render(self.app.console)), line.cell_len).crop_extend(0, width, bg)
         return Strip.blank(width, bg)
 
 
@@ -60,7 +70,9 @@ class PictureView(Widget):
         self.error: str | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static(classes="picture-placeholder")
+        ph = Static(classes="picture-placeholder")
+        ph.display = False  # for a failure's reason only; loading shows in _Strips (see there)
+        yield ph
         yield _Strips()
 
     def on_mount(self) -> None:
@@ -131,15 +143,24 @@ class PictureView(Widget):
             self._paint(result)
 
     def _placeholder(self, text: Text, failed: bool = False) -> None:
-        # a reason needs a line or two, not the picture's box; loading keeps the box (no jump)
-        if failed:
-            self.styles.height = "auto"
         ph = self.query_one(".picture-placeholder", Static)
+        strips = self.query_one(_Strips)
+        if not failed:
+            # loading keeps the box (no jump), drawn in place by _Strips: no relayout
+            strips.strips, strips.message = (), text
+            _show(strips, True)
+            _show(ph, False)
+            strips.refresh()
+            for g in self._graphics():
+                _show(g, False)
+            return
+        # a reason needs a line or two (wrapped), not the picture's box
+        self.styles.height = "auto"
         ph.update(text)
-        ph.display = True
-        self.query_one(_Strips).display = False
+        _show(ph, True)
+        _show(strips, False)
         for g in self._graphics():
-            g.display = False
+            _show(g, False)
 
     def _graphics(self) -> list[Widget]:
         return [w for w in self.children if not isinstance(w, (Static, _Strips))]
@@ -147,14 +168,14 @@ class PictureView(Widget):
     def _paint(self, pic: img.Picture) -> None:
         if self.styles.has_rule("height") and self.styles.height is not None and self.styles.height.is_auto:
             self.styles.clear_rule("height")  # back to the CSS box after a failure
-        self.query_one(".picture-placeholder", Static).display = False
+        _show(self.query_one(".picture-placeholder", Static), False)
         strips = self.query_one(_Strips)
         if pic.mode == img.HALFCELL:
-            strips.strips = pic.strips
-            strips.display = True
+            strips.strips, strips.message = pic.strips, None
+            _show(strips, True)  # usually shown already (loading): the picture swaps in place
             strips.refresh()
             return
-        strips.display = False
+        _show(strips, False)
         existing = self._graphics()
         if existing:
             g = existing[0]
@@ -164,3 +185,9 @@ class PictureView(Widget):
             self.mount(g)
         g.styles.width, g.styles.height = pic.cells
         g.display = True
+
+
+def _show(widget: Widget, shown: bool) -> None:
+    """Set `display` only when it changes: each change relayouts the screen."""
+    if widget.display != shown:
+        widget.display = shown

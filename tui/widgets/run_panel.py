@@ -3,6 +3,8 @@ list or the delivered list (`e` switches), and the gold chain's completeness."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 from rich.console import Group
 from rich.text import Text
 from textual.app import ComposeResult
@@ -16,6 +18,32 @@ from tui.text import fmt_score, safe
 from tui.widgets.evidence_tables import chain_summary, chain_table, delivered_table, retrieved_table
 
 VIEWS = ("retrieved", "delivered")
+CACHE_SIZE = 256  # computed panels kept (n/p back and forth, switching runs): a few KB each
+
+
+class PanelCache:
+    """LRU of one (run, item, rotation)'s computed evidence and answer text, so stepping back to an
+    item or a run does not recompute its marks. Keyed by object identity, the objects kept in the entry
+    (so an id is never reused while its entry lives)."""
+
+    def __init__(self, size: int = CACHE_SIZE) -> None:
+        self.size = size
+        self._entries: OrderedDict[tuple, tuple] = OrderedDict()
+
+    def get(self, ref: RunRef, task: Task, item: Item, p: Prediction, rotation: int) -> tuple[RunEvidence, Text]:
+        key = (ref, id(task), id(item), id(p), rotation)
+        hit = self._entries.get(key)
+        if hit is not None and hit[0] is task and hit[1] is item and hit[2] is p:
+            self._entries.move_to_end(key)
+            return hit[3], hit[4]
+        ev, answer = run_evidence(task, item, p), answer_text(ref, p, item, rotation)
+        self._entries[key] = (task, item, p, ev, answer)
+        while len(self._entries) > self.size:
+            self._entries.popitem(last=False)
+        return ev, answer
+
+
+PANELS = PanelCache()  # module-wide: every Item screen of the app shares it (the data is immutable)
 
 
 def score_style(v: float | None) -> str:
@@ -92,8 +120,7 @@ class RunPanel(VerticalScroll):
             return
         self.shown = shown
         self.view = view
-        self.evidence = run_evidence(task, item, p)
-        self._answer = answer_text(self.ref, p, item, rotation)
+        self.evidence, self._answer = PANELS.get(self.ref, task, item, p, rotation)
         self._show_view()
 
     def set_view(self, view: str) -> None:
