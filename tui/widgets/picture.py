@@ -76,7 +76,8 @@ class PictureView(Widget):
         yield _Strips()
 
     def on_mount(self) -> None:
-        self._placeholder(Text(f"loading {self._what}…" if self._what else "", style="dim italic"))
+        # literal and on one line: _Strips paints it as raw segments (a file name may hold ESC or \n)
+        self._placeholder(safe(f"loading {self._what}…" if self._what else "", "dim italic", one_line=True))
         self._request()
 
     # -- the owner's API ------------------------------------------------------------------------
