@@ -12,6 +12,8 @@ dialog at all is a DataError.
 from __future__ import annotations
 
 import json
+
+import orjson
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -37,13 +39,17 @@ LETTERS = ("A", "B", "C", "D", "E", "F", "G", "H")
 
 def read_json(path: Path) -> Any:
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as err:
-        raise DataError(path, f"byte {err.start}", "not UTF-8 text") from None
+        data = path.read_bytes()
     except OSError as err:
         raise DataError(path, "", f"cannot read: {err.strerror or err}") from None
     try:
-        return json.loads(text)
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        pass  # the standard library says where and what, in the words users know
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise DataError(path, f"byte {err.start}", "not UTF-8 text") from None
     except json.JSONDecodeError as err:
         raise DataError(path, f"{err.lineno}:{err.colno}", f"invalid JSON: {err.msg}") from None
 
