@@ -22,6 +22,7 @@ with a `kind` column (None without --db).
 from __future__ import annotations
 
 import hashlib
+import os
 import importlib
 import platform
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -104,8 +105,9 @@ def digest_of(files: Sequence[Mapping[str, str]]) -> str:
 
 
 def _rel(path: str | Path, base: Path) -> str:
+    # abspath, not resolve(): no file-system calls for each of thousands of run files
     try:
-        return Path(path).resolve().relative_to(base.resolve()).as_posix()
+        return Path(os.path.abspath(path)).relative_to(os.path.abspath(base)).as_posix()
     except ValueError:
         return Path(path).as_posix()
 
