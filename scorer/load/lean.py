@@ -26,16 +26,7 @@ from scorer.frame import COLUMNS
 from scorer.load.join import same_question
 from scorer.load.memeye import read_json
 from scorer.load.rows import json_error, loads, num
-from scorer.load.runs import (
-    FOLDER_RE,
-    PREDICTIONS,
-    _first,
-    _method_name,
-    _name,
-    find_run_folders,
-    gc_paused,
-    normalise_modality,
-)
+from scorer.load.runs import PREDICTIONS, find_run_folders, gc_paused, run_identity
 from scorer.metrics.answers import choices_of_row
 from scorer.model import X_LABELS, Y_LABELS, Benchmark, Run, frozen_map
 from scorer.names import DEFAULT_DISPLAY_NAMES, display_name
@@ -85,32 +76,6 @@ def _json_file(path: Path, files: list) -> dict:
     if not isinstance(value, dict):
         raise DataError(path, "", "must be a JSON object")
     return value
-
-
-def _identity(folder: Path, config: dict, metrics: dict, first: dict) -> tuple[str, str, str, str, str | None]:
-    """(backbone, method, task, mode, modality), inferred exactly as scorer.load.runs does."""
-    folder_match = FOLDER_RE.match(folder.name)
-    method = _method_name(metrics, first)
-    backbone = _name(_first(metrics.get("model_name"), config.get("model"), first.get("model")))
-    if folder_match and (not backbone or not method):
-        rest = folder_match["rest"]
-        if method and rest.endswith("_" + method):
-            backbone = backbone or rest[: -len(method) - 1]
-        elif backbone and rest.startswith(backbone + "_"):
-            method = method or rest[len(backbone) + 1:]
-    if not backbone:
-        raise DataError(folder, "", "cannot tell the run's backbone (no metrics.json model_name or config.json model)")
-    if not method:
-        raise DataError(folder, "", "cannot tell the run's method (no method_name in metrics.json or rows)")
-    task = _name(_first(metrics.get("task_name"), config.get("task"), first.get("task"))) or folder.parent.name
-    mode = _first(metrics.get("mode"), first.get("mode"))
-    mode = mode.lower() if isinstance(mode, str) else ""
-    if mode not in ("mcq", "open"):
-        mode = "open" if first and not first.get("rotations") and first.get("choice") is None else "mcq"
-    modality = normalise_modality(_first(metrics.get("method_modality"), first.get("method_modality")))
-    if modality is None:
-        modality = normalise_modality(method.rsplit("__", 1)[-1]) if "__" in method else None
-    return backbone, method, task, mode, modality
 
 
 RUN_COLUMNS = ("run_key", "backbone", "method", "display", "modality", "folder")  # constant per run folder
@@ -284,7 +249,7 @@ def _read_folder(folder: Path, index: Mapping, cols: _Columns, names: Mapping[st
     except ValueError:  # find the bad line, for a one-line error naming it
         rows = [_parse(line, pred_path, n) for line, n in zip(raw, lines)]
     del raw
-    backbone, method, task, mode, modality = _identity(folder, config, metrics, rows[0] if rows else {})
+    backbone, method, task, mode, modality = run_identity(folder, config, metrics, rows[0] if rows else {})
     run = Run(backbone=backbone, method=method, mode=mode, task=task, folder=folder, modality=modality,
               config=frozen_map(config), metrics=frozen_map(metrics))
     found, unmatched = _columns(rows, lines, run, names, index)

@@ -153,15 +153,8 @@ def _method_name(metrics: dict, first_row: dict) -> str:
     return base
 
 
-def read_run_folder(folder: Path) -> Run:
-    config = read_json(folder / "config.json") if (folder / "config.json").is_file() else {}
-    metrics = read_json(folder / "metrics.json") if (folder / "metrics.json").is_file() else {}
-    if not isinstance(config, dict):
-        raise DataError(folder / "config.json", "", "must be a JSON object")
-    if not isinstance(metrics, dict):
-        raise DataError(folder / "metrics.json", "", "must be a JSON object")
-    rows = read_rows(folder / PREDICTIONS)
-    first = rows[0][1] if rows else {}
+def run_identity(folder: Path, config: dict, metrics: dict, first: dict) -> tuple[str, str, str, str, str | None]:
+    """(backbone, method, task, mode, modality) of a run folder, from its files, first row and name."""
     folder_match = FOLDER_RE.match(folder.name)
     method = _method_name(metrics, first)
     backbone = _name(_first(metrics.get("model_name"), config.get("model"), first.get("model")))
@@ -183,6 +176,19 @@ def read_run_folder(folder: Path) -> Run:
     modality = normalise_modality(_first(metrics.get("method_modality"), first.get("method_modality")))
     if modality is None:
         modality = normalise_modality(method.rsplit("__", 1)[-1]) if "__" in method else None
+    return backbone, method, task, mode, modality
+
+
+def read_run_folder(folder: Path) -> Run:
+    config = read_json(folder / "config.json") if (folder / "config.json").is_file() else {}
+    metrics = read_json(folder / "metrics.json") if (folder / "metrics.json").is_file() else {}
+    if not isinstance(config, dict):
+        raise DataError(folder / "config.json", "", "must be a JSON object")
+    if not isinstance(metrics, dict):
+        raise DataError(folder / "metrics.json", "", "must be a JSON object")
+    rows = read_rows(folder / PREDICTIONS)
+    first = rows[0][1] if rows else {}
+    backbone, method, task, mode, modality = run_identity(folder, config, metrics, first)
     predictions = tuple(parse_row(row, line, task, mode) for line, row in rows)
     return Run(
         backbone=backbone,
