@@ -8,6 +8,7 @@ no field a user's runner wrote is ever lost.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -263,30 +264,63 @@ class RotationResult:
     pred: str = ""
 
 
+def _as_text(v: Any) -> str:
+    if v is None:
+        return ""
+    return v if type(v) is str else json.dumps(v, ensure_ascii=False)
+
+
+def _as_num(v: Any) -> float | None:
+    t = type(v)
+    if t is float:
+        return v
+    if t is int or t is bool:
+        return float(v)
+    if t is str:
+        try:
+            return float(v)
+        except ValueError:
+            return None
+    return None
+
+
+def _of_type(v: Any, t: type) -> Any:
+    return v if type(v) is t else None
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Prediction:
-    """One upstream row. Scalar fields are parsed at load; the nested lists (rotations, retrieval)
-    are parsed from `raw` on access, which keeps loading 40,000 rows well under a second."""
+    """One upstream row, kept whole in `raw`. Only what identifies it is stored; every score and
+    text is read from `raw` on access (as the upstream runner wrote it), which keeps loading tens of
+    thousands of rows cheap: building one object per row is most of a load's cost."""
 
     task: str
     mode: str
     idx: int
-    question: str
-    gt: str
-    pred: str
     line: int  # 1-based line in predictions.jsonl
-    em: float | None = None
-    judge: float | None = None
-    judge_reasoning: str | None = None
-    bleu_1: float | None = None
-    exact_match: float | None = None
-    contains_gt: float | None = None
-    f1: float | None = None
-    choice: str | None = None
-    valid_choice: bool | None = None
-    abstained: bool | None = None
-    history_source: str | None = None
     raw: Mapping[str, Any] = field(default_factory=_empty)
+
+    question = property(lambda self: _as_text(self.raw.get("question")))
+    gt = property(lambda self: _as_text(self.raw.get("gt")))
+    pred = property(lambda self: _as_text(self.raw.get("pred")))
+    em = property(lambda self: _as_num(self.raw.get("em")))
+    judge = property(lambda self: _as_num(self.raw.get("judge")))
+    bleu_1 = property(lambda self: _as_num(self.raw.get("bleu_1")))
+    exact_match = property(lambda self: _as_num(self.raw.get("exact_match")))
+    contains_gt = property(lambda self: _as_num(self.raw.get("contains_gt")))
+    f1 = property(lambda self: _as_num(self.raw.get("f1")))
+    judge_reasoning = property(lambda self: _of_type(self.raw.get("judge_reasoning"), str))
+    choice = property(lambda self: _of_type(self.raw.get("choice"), str) or None)
+    valid_choice = property(lambda self: _of_type(self.raw.get("valid_choice"), bool))
+    abstained = property(lambda self: _of_type(self.raw.get("abstained"), bool))
+
+    @property
+    def history_source(self) -> str | None:
+        hs = self.raw.get("history_source")
+        if hs is None:
+            runtime = self.raw.get("method_runtime")
+            hs = runtime.get("history_source") if type(runtime) is dict else None
+        return hs if type(hs) is str else None
 
     @property
     def item_id(self) -> str:

@@ -64,9 +64,9 @@ def pred(it: Item, retrieved: Any = None, delivered: Any = None, *, pred: str = 
         row["delivered"] = delivered
     if rotations is not None:
         row["rotations"] = rotations
-    return Prediction(task=TASK, mode=it.mode, idx=it.index, question=it.question, gt=it.answer, pred=pred,
-                      line=it.index, em=em, judge=judge, bleu_1=bleu_1, abstained=abstained, choice=choice,
-                      raw=row)
+    row.update({"question": it.question, "gt": it.answer, "pred": pred, "em": em, "judge": judge,
+                "bleu_1": bleu_1, "abstained": abstained, "choice": choice})
+    return Prediction(task=TASK, mode=it.mode, idx=it.index, line=it.index, raw=row)
 
 
 def run(method: str, predictions: Sequence[Prediction], backbone: str = "bb", mode: str = "open",
