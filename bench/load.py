@@ -29,6 +29,7 @@ from scorer.load.validate import validate  # noqa: E402
 def timed(fn, repeat: int):
     times, result = [], None
     for _ in range(repeat):
+        result = None  # free the previous load outside the timed region
         t0 = time.perf_counter()
         result = fn()
         times.append(time.perf_counter() - t0)
