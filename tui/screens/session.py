@@ -23,7 +23,7 @@ from tui.screens.base import BaseScreen
 from tui.text import safe
 from tui.widgets.media import caption_line, media_label, media_widget
 from tui.widgets.media_audio import MediaAudio
-from tui.widgets.media_video import MediaVideo
+from tui.widgets.media_keys import MediaKeys
 
 
 class _Body(VerticalScroll, can_focus=False):
@@ -61,7 +61,7 @@ def turn_text(r: Round) -> Text:
     return out or Text("(no text in this round)", style="dim")
 
 
-class SessionScreen(BaseScreen):
+class SessionScreen(MediaKeys, BaseScreen):
     WHERE = "Session"
     CSS_PATH = "session.tcss"
     BINDINGS = [
@@ -251,14 +251,8 @@ class SessionScreen(BaseScreen):
             return False  # opened without a round: nothing to jump back to, so no key in the footer
         return True
 
-    def _media_widgets(self) -> list[Widget]:
+    def media_widgets(self) -> list[Widget]:
         return list(self.query_one("#session-media", Vertical).query("MediaVideo, MediaAudio"))
-
-    def _active(self, kind: type) -> Widget | None:
-        focused = self.focused
-        if isinstance(focused, kind):
-            return focused
-        return next((w for w in self._media_widgets() if isinstance(w, kind)), None)
 
     def action_round(self, delta: int) -> None:
         new = max(0, min(self.pos + delta, len(self.rounds) - 1))
@@ -281,25 +275,6 @@ class SessionScreen(BaseScreen):
         if 0 <= k < len(ids) and k != self.pos:
             self.pos = k
             self._request_show()
-
-    def action_frame(self, delta: int) -> None:
-        video = self._active(MediaVideo)
-        if video is not None:
-            video.step(delta)
-
-    def action_play(self) -> None:
-        audio = self._active(MediaAudio)
-        if audio is not None:
-            audio.toggle()
-
-    def action_next_media(self) -> None:
-        ws = self._media_widgets()
-        if not ws:
-            return
-        k = ws.index(self.focused) + 1 if self.focused in ws else 0
-        target = ws[k % len(ws)]
-        target.focus()
-        target.scroll_visible(animate=False)
 
     def action_origin(self) -> None:
         if self.origin is None:

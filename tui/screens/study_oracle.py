@@ -25,7 +25,7 @@ from tui.study_session import Saved
 from tui.text import safe
 from tui.widgets.media import media_label, media_widget
 from tui.widgets.media_audio import MediaAudio
-from tui.widgets.media_video import MediaVideo
+from tui.widgets.media_keys import MediaKeys
 
 LETTERS = "ABCDEFGH"
 Y3_INSTRUCTION = ("Y3 item: what the rounds describe changes over time. Answer from the latest valid "
@@ -73,7 +73,7 @@ def options_text(item: Item, rotation: int) -> Text:
     return out
 
 
-class OracleStudyScreen(StudyScreen):
+class OracleStudyScreen(MediaKeys, StudyScreen):
     KIND = "human oracle (gold clue rounds only)"
     BINDINGS = _letter_bindings() + [
         Binding("i", "type_answer", "Type answer", tooltip="open-form study: type your answer, enter saves"),
@@ -202,28 +202,5 @@ class OracleStudyScreen(StudyScreen):
         await self.commit({"answer": text, "seconds": self._seconds()})
 
     # -- media ---------------------------------------------------------------------------------------
-    def _media(self) -> list[Widget]:
+    def media_widgets(self) -> list[Widget]:
         return list(self.query_one("#study-body").query("MediaVideo, MediaAudio"))
-
-    def _active(self, kind: type) -> Widget | None:
-        if isinstance(self.focused, kind):
-            return self.focused
-        return next((w for w in self._media() if isinstance(w, kind)), None)
-
-    def action_frame(self, delta: int) -> None:
-        video = self._active(MediaVideo)
-        if video is not None:
-            video.step(delta)
-
-    def action_play(self) -> None:
-        audio = self._active(MediaAudio)
-        if audio is not None:
-            audio.toggle()
-
-    def action_next_media(self) -> None:
-        ws = self._media()
-        if not ws:
-            return
-        k = ws.index(self.focused) + 1 if self.focused in ws else 0
-        ws[k % len(ws)].focus()
-        ws[k % len(ws)].scroll_visible(animate=False)
