@@ -16,6 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from scorer.commands import shows_usage
 from scorer.errors import UserError
 from scorer.safe_text import plain
 from scorer.store import DEFAULT_DB, Store
@@ -38,12 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     exp.add_argument("--runs", nargs="+", default=[], metavar="DIR", help="run folders, for predictions")
     exp.add_argument("--allow-outside-root", action="store_true")
     exp.set_defaults(func=run_export)
-    p.set_defaults(func=lambda args: _usage(p))
+    p.set_defaults(func=shows_usage(p))
 
-
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
 
 
 def run_import(args: argparse.Namespace) -> int:

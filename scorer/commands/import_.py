@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import Any
 
+from scorer.commands import shows_usage
 from scorer.load.locomo import REPORT_NAME, import_locomo
 
 MAX_LISTED = 20  # unresolved evidence lines printed; all of them are in the report file
@@ -25,12 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     lo.add_argument("--force", action="store_true",
                     help="write into a non-empty folder, replacing the files a previous import wrote there")
     lo.set_defaults(func=run_locomo)
-    p.set_defaults(func=lambda args: _usage(p))
+    p.set_defaults(func=shows_usage(p))
 
-
-def _usage(p: argparse.ArgumentParser) -> int:
-    p.print_help()
-    return 2
 
 
 def _q(value: Any) -> str:

@@ -16,6 +16,7 @@ import json
 import sys
 from pathlib import Path
 
+from scorer.commands import shows_usage
 from scorer.errors import UserError
 from scorer.safe_text import plain
 from scorer.store import DEFAULT_DB, Store
@@ -65,12 +66,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     exp.add_argument("--format", choices=("jsonl", "csv"), default=None, help="default: from --out, else jsonl")
     exp.add_argument("--reveal", action="store_true", help="add the run behind each blind id")
     exp.set_defaults(func=run_export)
-    p.set_defaults(func=lambda args: _usage(p))
+    p.set_defaults(func=shows_usage(p))
 
-
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
 
 
 def run_new(args: argparse.Namespace) -> int:
