@@ -333,7 +333,12 @@ async def test_markup_and_escapes_in_the_data_are_shown_literally(tmp_path):
         assert "remote image (not fetched): https://example.org/[b]r[/b].jpg" in text
         assert text.count("R [u]remote[/u]") == 2  # in the caption line and in the placeholder
         assert "\x1b" not in text and "\x07" not in text
-        assert s.query(MediaImage)[0].picture is not None  # an odd file name is still a real file
+        image = s.query(MediaImage)[0]
+        for _ in range(100):  # the decoded picture arrives by message after its worker ends
+            if image.picture is not None:
+                break
+            await pilot.pause(0.02)
+        assert image.picture is not None  # an odd file name is still a real file
         assert s.query_one(MediaAudio).clip is not None
 
 
