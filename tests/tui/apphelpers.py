@@ -124,3 +124,12 @@ def write_injection_bench(root: Path) -> Path:
             row |= {"judge": 0.0, "judge_reasoning": inj("reasoning")}
         (folder / "predictions.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
     return root
+
+
+async def pictures_done(pilot, widgets, tries: int = 150) -> None:
+    """Wait until every picture widget shows its picture or its error: a decoded picture arrives by
+    message after its worker has ended, so waiting for workers alone can look too early."""
+    for _ in range(tries):
+        if all(w.picture is not None or w.error is not None for w in widgets):
+            return
+        await pilot.pause(0.02)

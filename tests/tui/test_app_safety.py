@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from apphelpers import ESC_SHOWN, LINK, MARKUP, TASK, inj, settle, write_injection_bench
+from apphelpers import ESC_SHOWN, LINK, MARKUP, TASK, inj, pictures_done, settle, write_injection_bench
 from screen_text import screen_lines, screen_text
 from tui.app import make_app
 
@@ -106,6 +106,7 @@ async def test_corrupt_clue_image_placeholder_in_the_item_screen(tmp_path):
         from tui.widgets.media_image import MediaImage
 
         thumbs = list(app.screen.query(MediaImage))
+        await pictures_done(pilot, thumbs)
         broken = [t for t in thumbs if t.media.name == "corrupt.png"]
         assert broken and "corrupt" in broken[0].error and "corrupt.png" in broken[0].error
         placeholder = broken[0].query_one(".picture-placeholder")

@@ -15,6 +15,8 @@ from PIL import Image
 from textual.widgets import Sparkline
 from textual.worker import WorkerCancelled
 
+from apphelpers import pictures_done
+
 from scorer.model import Media
 from screen_text import screen_text
 from tui.app import make_app
@@ -279,10 +281,12 @@ async def test_broken_media_are_placeholders_with_their_reasons(tmp_path):
         assert "media file not found: image/gone.png" in text  # the loader's reason
         assert "missing file:" in text and "later.png" in text
         images = list(s.query(MediaImage))
+        await pictures_done(pilot, images)
         assert [w.picture is not None for w in images] == [False, False, True]
 
         await press(pilot, "n")
         w = s.query_one(MediaImage)
+        await pictures_done(pilot, [w])
         assert w.picture is None and "bad.png" in w.error
         assert "not a readable image" in screen_text(app) or "corrupt image" in screen_text(app)
         await press(pilot, "space", "right")  # nothing to play or step: nothing happens, nothing breaks
@@ -334,10 +338,7 @@ async def test_markup_and_escapes_in_the_data_are_shown_literally(tmp_path):
         assert text.count("R [u]remote[/u]") == 2  # in the caption line and in the placeholder
         assert "\x1b" not in text and "\x07" not in text
         image = s.query(MediaImage)[0]
-        for _ in range(100):  # the decoded picture arrives by message after its worker ends
-            if image.picture is not None:
-                break
-            await pilot.pause(0.02)
+        await pictures_done(pilot, [image])
         assert image.picture is not None  # an odd file name is still a real file
         assert s.query_one(MediaAudio).clip is not None
 
