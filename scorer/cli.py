@@ -21,7 +21,10 @@ COMMANDS = ("validate", "info", "score", "study", "annotations", "judge", "retri
 Extender = Callable[[argparse._SubParsersAction], None]
 
 
-def build_parser(extra: Sequence[Extender] = ()) -> argparse.ArgumentParser:
+def build_parser(extra: Sequence[Extender] = (), command: str | None = None) -> argparse.ArgumentParser:
+    """The parser. With `command` (the sub-command about to run), only that command's module is
+    imported: some commands pull in asyncio, SQLite or pandas, and `memscope score` should not pay
+    for `memscope judge`'s imports. `extra` extenders are always added."""
     parser = argparse.ArgumentParser(
         prog="memscope",
         description="Workbench and offline scorer for multimodal agent-memory benchmarks.",
@@ -30,7 +33,10 @@ def build_parser(extra: Sequence[Extender] = ()) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for ext in extra:
         ext(sub)
-    for name in COMMANDS:
+    if command is not None and command in sub.choices:
+        return parser  # an extender's command (`tui`)
+    wanted = COMMANDS if command is None or _module_of(command) not in COMMANDS else (_module_of(command),)
+    for name in wanted:
         try:
             module = importlib.import_module(f"scorer.commands.{name}")
         except ModuleNotFoundError as err:
@@ -39,6 +45,16 @@ def build_parser(extra: Sequence[Extender] = ()) -> argparse.ArgumentParser:
             continue  # a command not built in this checkout
         module.register(sub)
     return parser
+
+
+def _module_of(command: str) -> str:
+    return "import_" if command == "import" else command
+
+
+def command_in(argv: Sequence[str] | None) -> str | None:
+    """The sub-command named on a command line (its first word that is not an option), if any."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    return args[0] if args and not args[0].startswith("-") else None
 
 
 def run(argv: Sequence[str] | None, parser: argparse.ArgumentParser, default: Sequence[str] = ()) -> int:
@@ -64,7 +80,7 @@ def run(argv: Sequence[str] | None, parser: argparse.ArgumentParser, default: Se
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run(argv, build_parser())
+    return run(argv, build_parser(command=command_in(argv)))
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from scorer.metrics.bootstrap import (
     bootstrap_weights,
     mean_ci,
     paired_diff_ci,
+    percentile_ci,
     resample_counts,
     resample_indices,
     two_sample_diff_ci,
@@ -218,3 +219,57 @@ def test_reproducible_with_same_seed(v, seed):
     assert mean_ci(v, resamples=500, seed=seed) == mean_ci(v, resamples=500, seed=seed)
     a = np.asarray(v)
     assert paired_diff_ci(a, a[::-1], resamples=500, seed=seed) == paired_diff_ci(a, a[::-1], resamples=500, seed=seed)
+
+
+def _counts_by_bincount(n: int, resamples: int, seed: int) -> np.ndarray:
+    idx = np.vstack(list(resample_indices(n, resamples, seed)))
+    return np.vstack([np.bincount(row, minlength=n) for row in idx])
+
+
+@pytest.mark.parametrize("n", [1, 7, 300, 1200])
+def test_shared_counts_equal_the_counts_of_the_drawn_indices(n, monkeypatch):
+    from scorer.metrics import bootstrap
+
+    expected = _counts_by_bincount(n, 700, 3)
+    bootstrap._counts_cache.clear()
+    first = np.vstack(list(resample_counts(n, 700, 3)))  # drawn and kept
+    again = np.vstack(list(resample_counts(n, 700, 3, max_cells=999)))  # from the cache, other chunks
+    assert (3 in {k[2] for k in bootstrap._counts_cache}) and first.dtype == np.int64
+    monkeypatch.setattr(bootstrap, "COUNT_BLOCK_CELLS", 5)  # a block size that splits rows oddly
+    bootstrap._counts_cache.clear()
+    blocked = np.vstack(list(resample_counts(n, 700, 3)))
+    from_generator = np.vstack(list(resample_counts(n, 700, np.random.default_rng(3), max_cells=2_000)))
+    for got in (first, again, blocked, from_generator):
+        assert np.array_equal(got, expected)
+
+
+def test_counts_cache_stays_within_its_budget(monkeypatch):
+    from scorer.metrics import bootstrap
+
+    monkeypatch.setattr(bootstrap, "COUNTS_CACHE_BYTES", 400_000)
+    bootstrap._counts_cache.clear()
+    for n in range(20, 100, 5):  # 920 kB in all; each 1,000 × n uint8 matrix fits a quarter of the budget
+        next(resample_counts(n, 1_000, 1))
+    assert sum(m.nbytes for m in bootstrap._counts_cache.values()) <= 400_000
+    assert (20, 1_000, 1) not in bootstrap._counts_cache  # the oldest went first
+    assert list(bootstrap._counts_cache)[-1] == (95, 1_000, 1)
+    next(resample_counts(200, 1_000, 1))  # 200 kB: more than a quarter, drawn but not kept
+    assert (200, 1_000, 1) not in bootstrap._counts_cache
+    cached = bootstrap._counts_cache[(95, 1_000, 1)]
+    with pytest.raises(ValueError):
+        cached[0, 0] = 9  # shared between callers: read-only
+    bootstrap._counts_cache.clear()
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 39, 40, 41, 10_000])
+@pytest.mark.parametrize("confidence", [0.95, 0.9, 0.5])
+def test_percentiles_by_sorting_equal_numpy_quantile(size, confidence):
+    from scorer.metrics.bootstrap import percentile_rows
+
+    rng = np.random.default_rng(size)
+    dist = np.vstack([rng.normal(size=size), np.round(rng.random(size) * 8) / 8, np.full(size, 0.3)])
+    alpha = (1 - confidence) / 2
+    low, high = percentile_rows(dist, confidence)
+    ref = np.quantile(dist, [alpha, 1 - alpha], axis=1)
+    assert np.allclose(low, ref[0], rtol=0, atol=1e-12) and np.allclose(high, ref[1], rtol=0, atol=1e-12)
+    assert percentile_ci(dist[0], confidence) == (float(low[0]), float(high[0]))

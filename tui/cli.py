@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 from typing import Sequence
 
-from scorer.cli import build_parser, run
+from scorer.cli import build_parser, command_in, run
 from scorer.errors import UserError
 
 DEMO = Path(__file__).resolve().parents[1] / "fixtures" / "demo"
@@ -41,7 +42,10 @@ def run_tui(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run(argv, build_parser([register]), default=["tui"])
+    command = command_in(argv)
+    if command is None and not list(sys.argv[1:] if argv is None else argv):
+        command = "tui"  # no arguments: the app on the demo
+    return run(argv, build_parser([register], command=command), default=["tui"])
 
 
 if __name__ == "__main__":

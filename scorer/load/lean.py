@@ -15,9 +15,11 @@ import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 import pandas as pd
 
@@ -27,7 +29,7 @@ from scorer.load.join import same_question
 from scorer.load.memeye import read_json
 from scorer.load.rows import json_error, loads, num
 from scorer.load.runs import PREDICTIONS, find_run_folders, gc_paused, run_identity
-from scorer.metrics.answers import choices_of_row
+from scorer.metrics.answers import SHARED_LETTERS, choices_of_row
 from scorer.model import X_LABELS, Y_LABELS, Benchmark, Run, frozen_map
 from scorer.names import DEFAULT_DISPLAY_NAMES, display_name
 
@@ -160,7 +162,9 @@ class _Columns:
             elif c == "question_ok":
                 data[c] = arr["qok"].astype(bool)
             elif c in ("valid_choice", "abstained"):
-                data[c] = _TRI[arr["valid" if c == "valid_choice" else "abst"].astype(np.int64) + 1]
+                codes = arr["valid" if c == "valid_choice" else "abst"].astype(np.int64)
+                # as pandas infers it from the values: bool when none is missing, else object
+                data[c] = codes.astype(bool) if len(codes) and (codes >= 0).all() else _TRI[codes + 1]
             elif c == "gt":
                 gt = _object_array(self.lists["gt"])
                 same = np.equal(gt, None)
@@ -176,6 +180,27 @@ _NAN = float("nan")
 _MODES = {"mcq": "mcq", "open": "open"}  # shared strings for the common values
 
 
+class _Rotation(msgspec.Struct):
+    rotation_idx: Any = None
+    choice: Any = None
+
+
+_Number = bool | float | None  # JSON integers are accepted (as floats); strings are not
+
+
+# The fields of an upstream row the scores need; msgspec skips every other field without building
+# it (retrieved lists, usage, runtime logs: most of a row's bytes). A row whose fields do not fit
+# these types (a score logged as a string, a rotation that is not an object) fails the whole file
+# over to the general path, which reads any row as a dict.
+_Row = msgspec.defstruct("_Row", [
+    *((name, Any, None) for name in ("task", "mode", "idx", "question", "gt", "pred", "valid_choice", "abstained",
+                                     "choice")),
+    ("rotations", list[_Rotation] | None, None),
+    *((name, _Number, None) for name in NUMERIC),
+])
+_ROWS = msgspec.json.Decoder(list[_Row])
+
+
 def _num_slow(v: Any) -> float:
     if v is None:
         return _NAN
@@ -185,15 +210,36 @@ def _num_slow(v: Any) -> float:
     return _NAN if f is None else f
 
 
-def _columns(rows: list[dict], lines: list[int], run: Run, names: Mapping[str, str], index: Mapping) -> tuple[dict, int]:
-    """One run's rows that join to an item, as a compact chunk, and how many did not join.
+def _struct_choices(row: _Row) -> tuple | None:
+    """choices_of_row for a decoded _Row (same result, tested)."""
+    rots = row.rotations
+    if rots:
+        if [r.rotation_idx for r in rots] == list(range(len(rots))):
+            return tuple([SHARED_LETTERS.get(c, c) if (c := r.choice).__class__ is str else c for r in rots])
+        return choices_of_row({"rotations": [{"rotation_idx": r.rotation_idx, "choice": r.choice} for r in rots]}, "mcq")
+    c = row.choice
+    return (c,) if isinstance(c, str) else None
 
-    Column-wise comprehensions rather than a loop that appends row by row: the same values as
-    scorer.load.runs.parse_row + scorer.frame.predictions_frame, several times faster."""
+
+
+def _columns(rows: list, lines: list[int], run: Run, names: Mapping[str, str], index: Mapping,
+             shared: dict | None = None) -> tuple[dict, int]:
+    """One run's rows (dicts, or _Row from the fast path) that join to an item, as a compact
+    chunk, and how many did not join. Column by column, so that each field is read at C speed
+    where it can be; the same values as scorer.load.runs.parse_row + scorer.frame.predictions_frame.
+    `shared` interns choice tuples and short answers across chunks (a worker's chunk travels to
+    the parent pickled, and a shared object is pickled once)."""
     task, mode = run.task, run.mode
-    tasks = [v if (v := r.get("task")).__class__ is str and v else (_text(v) or task) for r in rows]
-    modes = [_MODES.get(v, v) if (v := r.get("mode")).__class__ is str and v else (_text(v) or mode) for r in rows]
-    idxs = [v if (v := r.get("idx")).__class__ is int else -1 for r in rows]
+    fast = bool(rows) and rows[0].__class__ is _Row
+    if fast:
+        def col(name: str) -> list:
+            return list(map(attrgetter(name), rows))
+    else:
+        def col(name: str) -> list:
+            return [r.get(name) for r in rows]
+    tasks = [v if v.__class__ is str and v else (_text(v) or task) for v in col("task")]
+    modes = [_MODES.get(v, v) if v.__class__ is str and v else (_text(v) or mode) for v in col("mode")]
+    idxs = [v if v.__class__ is int else -1 for v in col("idx")]
     items = [index.get(k) for k in zip(tasks, modes, idxs)]
     missing = [i for i, it in enumerate(items) if it is None]
     for i in missing:  # upstream rows may name a task the benchmark spells differently: use the run's
@@ -207,8 +253,16 @@ def _columns(rows: list[dict], lines: list[int], run: Run, names: Mapping[str, s
         idxs = [idxs[i] for i in keep]
         items = [items[i] for i in keep]
     n = len(rows)
-    questions = [v if (v := r.get("question")).__class__ is str else _text(v) for r in rows]
-    gts = [v if (v := r.get("gt")).__class__ is str else _text(v) for r in rows]
+    shared = {} if shared is None else shared
+    questions = [v if v.__class__ is str else _text(v) for v in col("question")]
+    gts = [v if v.__class__ is str else _text(v) for v in col("gt")]
+    preds = [v if v.__class__ is str else _text(v) for v in col("pred")]
+    preds = [shared.setdefault(v, v) if len(v) <= 8 else v for v in preds]
+    if fast:
+        choices = [_struct_choices(r) if m == "mcq" else None for r, m in zip(rows, modes)]
+    else:
+        choices = [choices_of_row(r, m) if m == "mcq" else None for r, m in zip(rows, modes)]
+    choices = [c if c is None else shared.setdefault(c, c) for c in choices]
     chunk: dict[str, Any] = {
         "run": {"run_key": run.key, "backbone": run.backbone, "method": run.method,
                 "display": display_name(run.method, names), "modality": run.modality, "folder": str(run.folder)},
@@ -216,43 +270,62 @@ def _columns(rows: list[dict], lines: list[int], run: Run, names: Mapping[str, s
         "item": np.fromiter((it[0] for it in items), dtype=np.int64, count=n),
         "qok": np.fromiter((not q or q == it[1] or same_question(q, it[1]) for q, it in zip(questions, items)),
                            dtype=bool, count=n),
-        "valid": np.fromiter(((int(v) if (v := r.get("valid_choice")).__class__ is bool else -1) for r in rows),
-                             dtype=np.int8, count=n),
-        "abst": np.fromiter(((int(v) if (v := r.get("abstained")).__class__ is bool else -1) for r in rows),
-                            dtype=np.int8, count=n),
-        "pred": [v if (v := r.get("pred")).__class__ is str else _text(v) for r in rows],
+        "valid": np.array([int(v) if v.__class__ is bool else -1 for v in col("valid_choice")], dtype=np.int8),
+        "abst": np.array([int(v) if v.__class__ is bool else -1 for v in col("abstained")], dtype=np.int8),
+        "pred": preds,
         "gt": [None if g == it[2] else g for g, it in zip(gts, items)],  # None: the item's own answer text
-        "choices": [choices_of_row(r, m) if m == "mcq" else None for r, m in zip(rows, modes)],
+        "choices": choices,
         "idx": np.array(idxs, dtype=np.int64), "line": np.array(lines, dtype=np.int64),
     }
     for c in NUMERIC:
-        chunk[c] = np.array([v if (v := r.get(c)).__class__ is float else _num_slow(v) for r in rows], dtype=float)
+        if fast:  # the schema admits only bool, number or null: numpy maps None to NaN, bools to 0/1
+            chunk[c] = np.array(col(c), dtype=float)
+        else:
+            chunk[c] = np.array([v if v.__class__ is float else _num_slow(v) for v in col(c)], dtype=float)
     return chunk, unmatched
 
 
-def _read_folder(folder: Path, index: Mapping, cols: _Columns, names: Mapping[str, str], files: list) -> tuple[Run, int]:
-    config = _json_file(folder / "config.json", files)
-    metrics = _json_file(folder / "metrics.json", files)
-    pred_path = folder / PREDICTIONS
-    data, digest = _hash_file(pred_path)
-    files.append((str(pred_path), digest, len(data)))
+def _split_lines(data: bytes) -> tuple[list[int], list[bytes]]:
     lines, raw = [], []
     for line_no, line in enumerate(data.split(b"\n"), start=1):
         if line.strip():
             lines.append(line_no)
             raw.append(line)
-    del data
+    return lines, raw
+
+
+def _decode_rows(raw: list[bytes], pred_path: Path, lines: list[int]) -> list:
+    """Every line's row: _Row objects when the whole file fits the fast schema, else dicts."""
+    body = b"[" + b",".join(raw) + b"]"
+    try:
+        return _ROWS.decode(body)
+    except (msgspec.DecodeError, msgspec.ValidationError, OverflowError, RecursionError):
+        pass
     try:  # one parse for the whole file (orjson is several times faster on bytes than on str)
-        rows = loads(b"[" + b",".join(raw) + b"]")
+        rows = loads(body)
         if not all(r.__class__ is dict for r in rows):
             raise ValueError
+        return rows
     except ValueError:  # find the bad line, for a one-line error naming it
-        rows = [_parse(line, pred_path, n) for line, n in zip(raw, lines)]
+        return [_parse(line, pred_path, n) for line, n in zip(raw, lines)]
+
+
+def _read_folder(folder: Path, index: Mapping, cols: _Columns, names: Mapping[str, str], files: list,
+                 shared: dict | None = None) -> tuple[Run, int]:
+    config = _json_file(folder / "config.json", files)
+    metrics = _json_file(folder / "metrics.json", files)
+    pred_path = folder / PREDICTIONS
+    data, digest = _hash_file(pred_path)
+    files.append((str(pred_path), digest, len(data)))
+    lines, raw = _split_lines(data)
+    del data
+    rows = _decode_rows(raw, pred_path, lines)
+    first = (rows[0] if rows[0].__class__ is dict else _parse(raw[0], pred_path, lines[0])) if rows else {}
     del raw
-    backbone, method, task, mode, modality = run_identity(folder, config, metrics, rows[0] if rows else {})
+    backbone, method, task, mode, modality = run_identity(folder, config, metrics, first)
     run = Run(backbone=backbone, method=method, mode=mode, task=task, folder=folder, modality=modality,
               config=frozen_map(config), metrics=frozen_map(metrics))
-    found, unmatched = _columns(rows, lines, run, names, index)
+    found, unmatched = _columns(rows, lines, run, names, index, shared)
     cols.add(found)
     return run, unmatched
 
@@ -297,11 +370,11 @@ MIN_FOLDERS_PARALLEL = 64
 def _read_chunk(folders: list[Path]) -> tuple:
     """Worker: read some folders; returns plain data (Run holds read-only mappings, which do not
     pickle; a DataError's message travels as text)."""
-    cols, files, idents, unmatched = _Columns(), [], [], 0
+    cols, files, idents, unmatched, shared = _Columns(), [], [], 0, {}
     try:
         with gc_paused():
             for f in folders:
-                run, miss = _read_folder(f, _WORKER["index"], cols, _WORKER["names"], files)
+                run, miss = _read_folder(f, _WORKER["index"], cols, _WORKER["names"], files, shared)
                 idents.append((run.backbone, run.method, run.mode, run.task, run.folder, run.modality,
                                dict(run.config), dict(run.metrics)))
                 unmatched += miss
@@ -338,8 +411,9 @@ def read_frame(
     n_workers = min(_workers(len(folders)), max(1, len(folders)))
     with gc_paused():
         if n_workers == 1:
+            shared: dict = {}
             for i, folder in enumerate(folders):
-                run, miss = _read_folder(folder, index, cols, names, files)
+                run, miss = _read_folder(folder, index, cols, names, files, shared)
                 runs.append(run)
                 unmatched += miss
                 if progress:

@@ -131,7 +131,7 @@ def coerce_judge_array(scores: Sequence[float] | np.ndarray, levels: int = 3) ->
 
 
 _LETTER = {**{c: c for c in LETTERS}, **{c.lower(): c for c in LETTERS}}  # the common case, one lookup
-_INTERN = {c: c for c in (*LETTERS, INVALID)}
+SHARED_LETTERS = {c: c for c in (*LETTERS, INVALID)}
 
 
 def letter(choice: Any) -> str | None:
@@ -298,7 +298,7 @@ def choices_of_row(row: Mapping[str, Any], mode: str) -> tuple | None:
         try:  # the usual case, rotations logged in order: one pass
             if [r["rotation_idx"] for r in rots] == list(range(len(rots))):
                 # Letters as shared objects: a million rows would otherwise hold millions of "A"s.
-                return tuple([_INTERN.get(c, c) if (c := r.get("choice")).__class__ is str else c for r in rots])
+                return tuple([SHARED_LETTERS.get(c, c) if (c := r.get("choice")).__class__ is str else c for r in rots])
         except (TypeError, KeyError):
             pass
         dicts = [r if isinstance(r, dict) else {} for r in rots]

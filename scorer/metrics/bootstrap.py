@@ -12,6 +12,7 @@ Pure functions: no I/O, no printing.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -103,22 +104,95 @@ def resample_counts(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int | np.random.Generator = DEFAULT_SEED,
     max_cells: int = MAX_CELLS,
+    dtype: type = np.int64,
 ) -> Iterator[np.ndarray]:
-    """Yield (rows, n_units) multiplicity matrices (how often each unit was drawn), from the same
-    draws as `resample_indices`: one bincount over row-offset indices per chunk, no Python loop."""
-    for idx in resample_indices(n_units, resamples, seed, max_cells):
-        rows = idx.shape[0]
-        offset = (np.arange(rows, dtype=np.int64) * n_units)[:, None]
-        yield np.bincount((idx + offset).ravel(), minlength=rows * n_units).reshape(rows, n_units)
+    """Yield (rows, n_units) multiplicity matrices (int64 unless `dtype` says otherwise): how
+    often each unit was drawn, from the same draws as `resample_indices`. With an integer seed
+    the draws depend only on (n_units, resamples, seed), so a report's many CIs over the same
+    number of items share one drawing (kept in a small LRU, see `_counts_cache`); the values are
+    the same either way (tested)."""
+    if n_units < 1:
+        raise ValueError("cannot resample from zero units")
+    cached = _cached_counts(n_units, resamples, seed) if isinstance(seed, (int, np.integer)) else None
+    step = chunk_rows(n_units, resamples, max_cells)
+    if cached is None:
+        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        for start in range(0, resamples, step):
+            yield _draw_counts(n_units, min(step, resamples - start), rng, dtype)
+        return
+    for start in range(0, resamples, step):
+        yield cached[start:start + step].astype(dtype)
+
+
+# Rows drawn and counted at a time: the bincount's bins (8 bytes each) then stay in the CPU cache,
+# which makes counting four times faster than one bincount over the whole chunk (measured).
+COUNT_BLOCK_CELLS = 1 << 16
+
+
+def _draw_counts(n_units: int, rows: int, rng: np.random.Generator, dtype) -> np.ndarray:
+    """`rows` resamples' multiplicities, drawn from `rng` exactly as resample_indices draws them
+    (rng.integers(0, n_units, (r, n_units)) in order: the stream does not depend on the block size)."""
+    out = np.empty((rows, n_units), dtype)
+    step = max(1, COUNT_BLOCK_CELLS // n_units)
+    offset = (np.arange(min(step, rows), dtype=np.int64) * n_units)[:, None]
+    for start in range(0, rows, step):
+        r = min(step, rows - start)
+        idx = rng.integers(0, n_units, size=(r, n_units))
+        idx += offset[:r]
+        out[start:start + r] = np.bincount(idx.ravel(), minlength=r * n_units).reshape(r, n_units)
+    return out
+
+
+# Drawn multiplicity matrices by (n_units, resamples, seed), most recently used last. Counts are
+# small integers, stored as uint8/uint16 (a count never exceeds n_units); the cache holds at most
+# COUNTS_CACHE_BYTES and a matrix larger than a quarter of that is not kept.
+COUNTS_CACHE_BYTES = 96 * 2**20
+_counts_cache: OrderedDict[tuple[int, int, int], np.ndarray] = OrderedDict()
+
+
+def _cached_counts(n_units: int, resamples: int, seed: int) -> np.ndarray | None:
+    if resamples < 1:
+        return None
+    dtype = np.uint8 if n_units <= 255 else np.uint16 if n_units <= 65_535 else None
+    if dtype is None or n_units * resamples * np.dtype(dtype).itemsize > COUNTS_CACHE_BYTES // 4:
+        return None
+    key = (int(n_units), int(resamples), int(seed))
+    hit = _counts_cache.get(key)
+    if hit is not None:
+        _counts_cache.move_to_end(key)
+        return hit
+    full = _draw_counts(n_units, resamples, np.random.default_rng(int(seed)), dtype)
+    full.setflags(write=False)
+    _counts_cache[key] = full
+    while sum(m.nbytes for m in _counts_cache.values()) > COUNTS_CACHE_BYTES:
+        _counts_cache.popitem(last=False)
+    return full
 
 
 def percentile_ci(distribution: np.ndarray, confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, float]:
     """Percentile interval (linear interpolation, as numpy's and scipy's default quantile)."""
+    low, high = percentile_rows(np.asarray(distribution, dtype=float)[None, :], confidence)
+    return float(low[0]), float(high[0])
+
+
+def percentile_rows(dist: np.ndarray, confidence: float = DEFAULT_CONFIDENCE) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's percentile interval, as numpy.quantile(row, [α/2, 1 − α/2]) with its default
+    linear interpolation (equal to 1e-12, tested). Rows are sorted rather than partitioned: numpy's
+    vectorised sort is four times faster than its selection on 10,000-sample rows (measured)."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    rows = np.sort(np.asarray(dist, dtype=float), axis=1)
+    n = rows.shape[1]
     alpha = (1 - confidence) / 2
-    low, high = np.quantile(np.asarray(distribution, dtype=float), [alpha, 1 - alpha])
-    return float(low), float(high)
+    out = []
+    for q in (alpha, 1 - alpha):
+        pos = q * (n - 1)
+        lo = int(np.floor(pos))
+        hi = min(lo + 1, n - 1)
+        frac = pos - lo
+        a, b = rows[:, lo], rows[:, hi]
+        out.append(a + (b - a) * frac if frac < 0.5 else b - (b - a) * (1 - frac))  # numpy's two-sided lerp
+    return out[0], out[1]
 
 
 def _check_common(resamples: int, confidence: float) -> None:

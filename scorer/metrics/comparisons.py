@@ -26,6 +26,8 @@ from scorer.metrics.bootstrap import (
     MAX_CELLS,
     PairedCI,
     TwoSampleCI,
+    percentile_ci,
+    percentile_rows,
     resample_counts,
 )
 
@@ -88,30 +90,28 @@ class PairedPlan:
                                     undefined_reason="no items")
             else:
                 by_units.setdefault(job.sums.size, []).append(key)
-        alpha = (1 - self.confidence) / 2
         for n_units, keys in by_units.items():
             sums = np.column_stack([self.jobs[k].sums for k in keys])
             unit_items = all(self.jobs[k].n_clusters is None for k in keys)
             sizes = None if unit_items else np.column_stack([self.jobs[k].sizes for k in keys])
             parts = []
-            for w in resample_counts(n_units, self.resamples, self.seed, self.max_cells):
-                w = w.astype(float)
+            for w in resample_counts(n_units, self.resamples, self.seed, self.max_cells, dtype=float):
                 with np.errstate(invalid="ignore", divide="ignore"):
                     # Items as units: every resample holds n_units items, so the mean is Σ / n.
                     parts.append((w @ sums) / n_units if unit_items else (w @ sums) / (w @ sizes))
-            dist = np.ascontiguousarray(np.concatenate(parts).T)  # one row per comparison: fast partitions
+            dist = np.ascontiguousarray(np.concatenate(parts).T)  # one row per comparison
             finite = np.isfinite(dist)
             all_finite = bool(finite.all())
             if all_finite:
-                bounds = np.quantile(dist, [alpha, 1 - alpha], axis=1)
+                bounds = percentile_rows(dist, self.confidence)
             for j, key in enumerate(keys):
                 job = self.jobs[key]
                 if all_finite:
-                    low, high, dropped = float(bounds[0, j]), float(bounds[1, j]), 0
+                    low, high, dropped = float(bounds[0][j]), float(bounds[1][j]), 0
                 else:
                     ok = dist[j, finite[j]]
                     dropped = int(dist.shape[1] - ok.size)
-                    low, high = (np.quantile(ok, [alpha, 1 - alpha]).tolist() if ok.size else (None, None))
+                    low, high = percentile_ci(ok, self.confidence) if ok.size else (None, None)
                 out[key] = PairedCI(
                     estimate=float((job.a - job.b).mean()), ci_low=low, ci_high=high, n=int(job.a.size),
                     resamples=self.resamples, seed=self.seed, confidence=self.confidence,
@@ -142,8 +142,8 @@ class TwoSamplePlan:
 
     def _means(self, n: int, stream, columns: np.ndarray) -> np.ndarray:
         rng = np.random.default_rng(stream)
-        return np.concatenate([(w.astype(float) @ columns) / n
-                               for w in resample_counts(n, self.resamples, rng, self.max_cells)])
+        return np.concatenate([(w @ columns) / n
+                               for w in resample_counts(n, self.resamples, rng, self.max_cells, dtype=float)])
 
     def run(self) -> dict[Hashable, TwoSampleCI]:
         out: dict[Hashable, TwoSampleCI] = {}
@@ -154,16 +154,15 @@ class TwoSamplePlan:
                                        undefined_reason="a group has no items", n_b=int(xb.size))
             else:
                 groups.setdefault((xa.size, xb.size), []).append(key)
-        alpha = (1 - self.confidence) / 2
         for (na, nb), keys in groups.items():
             ga, gb = np.random.SeedSequence(self.seed).spawn(2)
             ma = self._means(na, ga, np.column_stack([self.jobs[k][0] for k in keys]))
             mb = self._means(nb, gb, np.column_stack([self.jobs[k][1] for k in keys]))
-            bounds = np.quantile(np.ascontiguousarray((ma - mb).T), [alpha, 1 - alpha], axis=1)
+            bounds = percentile_rows((ma - mb).T, self.confidence)
             for j, key in enumerate(keys):
                 xa, xb = self.jobs[key]
                 mean_a, mean_b = float(xa.mean()), float(xb.mean())
-                out[key] = TwoSampleCI(mean_a - mean_b, float(bounds[0, j]), float(bounds[1, j]), na, self.resamples,
+                out[key] = TwoSampleCI(mean_a - mean_b, float(bounds[0][j]), float(bounds[1][j]), na, self.resamples,
                                        self.seed, self.confidence, n_b=nb, mean_a=mean_a, mean_b=mean_b)
         return out
 

@@ -23,7 +23,7 @@ from scorer.metrics.bootstrap import (
     DEFAULT_SEED,
     MAX_CELLS,
     percentile_ci,
-    resample_indices,
+    resample_counts,
 )
 
 WEIGHTS = (None, "linear", "quadratic")
@@ -210,8 +210,9 @@ def kappa_bootstrap_ci(
     confidence: float = 0.95,
     max_cells: int = MAX_CELLS,
 ) -> KappaBootstrap:
-    """Percentile bootstrap CI of κ, resampling items. Every resample's k × k table comes from one
-    bincount over (resample, cell) codes, so there is no Python loop per resample."""
+    """Percentile bootstrap CI of κ, resampling items. Every resample's k × k table is its item
+    multiplicities (scorer.metrics.bootstrap.resample_counts, shared by every CI over n items)
+    times each item's one-hot cell: one matrix product, no Python loop per resample."""
     a, b, _ = paired_ratings(a, b)
     ia, ib, labels = encode(a, b, labels)
     k, n = len(labels), len(ia)
@@ -224,10 +225,12 @@ def kappa_bootstrap_ci(
     kk = k * k
     parts = []
     # Each chunk also holds a (rows, k·k) table: budget for both.
-    for idx in resample_indices(n, n_resamples, seed, max(1, max_cells * n // (n + kk))):
-        rows = idx.shape[0]
-        codes = cells[idx] + (np.arange(rows, dtype=np.int64) * kk)[:, None]
-        t = np.bincount(codes.ravel(), minlength=rows * kk).reshape(rows, k, k).astype(float)
+    onehot = np.zeros((n, kk))
+    onehot[np.arange(n), cells] = 1.0
+    # A resample's table is its item multiplicities times each item's cell: exact small integers.
+    for w in resample_counts(n, n_resamples, seed, max(1, max_cells * n // (n + kk)), dtype=float):
+        rows = w.shape[0]
+        t = (w @ onehot).reshape(rows, k, k)
         obs_dis = (t * d).sum(axis=(1, 2))
         exp_dis = np.einsum("ri,ij,rj->r", t.sum(2), d, t.sum(1))
         with np.errstate(divide="ignore", invalid="ignore"):

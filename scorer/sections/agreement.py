@@ -31,6 +31,7 @@ from scorer.metrics.matrix import ALL
 from scorer.sections.base import ScoreContext, SectionResult, Table
 
 NAME = "agreement"
+COST = 5  # relative run time at MemEye scale: heavier sections start first in parallel
 BOUNDARY = frozenset({"X2", "X3"})
 
 

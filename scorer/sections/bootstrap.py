@@ -27,6 +27,7 @@ from scorer.sections.base import ScoreContext, SectionResult, Table
 from scorer.sections.methods import answerable_scores
 
 NAME = "bootstrap"
+COST = 8  # relative run time at MemEye scale: heavier sections start first in parallel
 METRICS = (("judge", "open"), ("em", "mcq"))
 
 

@@ -27,6 +27,7 @@ from scorer.sections.bootstrap import clusters_of, find_method, method_table
 from scorer.sections.methods import answerable_scores
 
 NAME = "caption_proof"
+COST = 7  # relative run time at MemEye scale: heavier sections start first in parallel
 METRICS = (("judge", "open"), ("em", "mcq"))
 POOLED = "pooled"
 X_ORDER = {x: i for i, x in enumerate([*X_LABELS, "low", "high", "all"])}

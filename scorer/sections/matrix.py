@@ -22,6 +22,7 @@ from scorer.sections.methods import (
 )
 
 NAME = "matrix"
+COST = 3  # relative run time at MemEye scale: heavier sections start first in parallel
 FIELDS = ("backbone", "method", "display", "family", "mode", "metric", "x", "y", "agg", "value", "n", "n_cells", "mark")
 
 

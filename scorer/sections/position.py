@@ -7,6 +7,7 @@ from scorer.sections.base import ScoreContext, SectionResult, Table
 from scorer.sections.methods import method_columns
 
 NAME = "position_bias"
+COST = 1  # relative run time at MemEye scale: heavier sections start first in parallel
 
 
 def build(ctx: ScoreContext) -> SectionResult:

@@ -1,0 +1,78 @@
+"""scorer.forked: work in forked processes gives what the same work gives in this process, and a
+piece that fails or whose worker dies is computed again here (so its error is the usual one)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from scorer.cli import main
+from scorer.forked import fork_map, worker_count
+
+REPO = Path(__file__).resolve().parents[1]
+DEMO = REPO / "fixtures" / "demo"
+PARENT = os.getpid()
+
+
+def square_with_pid(x: int) -> tuple[int, int]:
+    return x * x, os.getpid()
+
+
+def test_results_in_input_order_and_computed_in_workers():
+    got = fork_map(square_with_pid, list(range(12)), workers=2, order=list(reversed(range(12))))
+    assert [v for v, _ in got] == [x * x for x in range(12)]
+    assert any(pid != PARENT for _, pid in got)
+
+
+def test_one_worker_means_this_process():
+    assert all(pid == PARENT for _, pid in fork_map(square_with_pid, [1, 2, 3], workers=1))
+
+
+def fails_on_three(x: int) -> int:
+    if x == 3:
+        raise KeyError("three")
+    return x
+
+
+def test_an_error_surfaces_as_itself_in_the_caller():
+    with pytest.raises(KeyError, match="three"):
+        fork_map(fails_on_three, [1, 2, 3, 4], workers=2)
+
+
+def dies_in_a_worker(x: int) -> tuple[int, int]:
+    if os.getpid() != PARENT and x == 2:
+        os._exit(9)  # the worker is killed mid-piece (as by the OOM killer)
+    return x, os.getpid()
+
+
+def test_a_dead_worker_costs_time_not_results():
+    got = fork_map(dies_in_a_worker, [1, 2, 3], workers=2)
+    assert [v for v, _ in got] == [1, 2, 3]
+    assert dict(got)[2] == PARENT  # recomputed here
+
+
+def test_worker_count_follows_the_environment(monkeypatch):
+    monkeypatch.setenv("MEMSCOPE_SECTION_WORKERS", "3")
+    assert worker_count(10) == 3 and worker_count(2) == 2
+    monkeypatch.setenv("MEMSCOPE_SECTION_WORKERS", "1")
+    assert worker_count(10, default=4) == 1
+    monkeypatch.setenv("MEMSCOPE_SECTION_WORKERS", "lots")
+    assert worker_count(10) == 1
+
+
+@pytest.mark.skipif(not (DEMO / "runs").is_dir(), reason="fixtures/demo not built")
+def test_sections_in_workers_give_the_same_report(tmp_path, monkeypatch):
+    reports = {}
+    for workers in ("1", "3"):
+        monkeypatch.setenv("MEMSCOPE_SECTION_WORKERS", workers)
+        out = tmp_path / workers
+        assert main(["score", str(DEMO), "--runs", str(DEMO / "runs"), "--compare", "SRAG(V):FC(V)",
+                     "--resamples", "500", "--out", str(out), "--format", "json,md"]) == 0
+        reports[workers] = ((out / "report.json").read_bytes(), (out / "report.md").read_bytes())
+    assert reports["1"] == reports["3"]
+    data = json.loads(reports["3"][0])
+    assert data["matrix"] and data["bootstrap"] and data["caption_proof"]
+
