@@ -38,17 +38,57 @@ LEAN_SECTIONS = "matrix,position_bias,agreement,oracle,bootstrap,caption_proof"
 MILLION_COPIES = 26  # × 38,584 rows = 1,003,184
 
 
-def run_timed(cmd: list[str]) -> tuple[float, int, float]:
-    """(wall seconds, peak RSS in MB of the largest process, CPU seconds of it and its workers)."""
+def run_timed(cmd: list[str], sample_tree: bool = False) -> tuple[float, int, float, int]:
+    """(wall seconds, peak RSS in MB of the largest process, CPU seconds of it and its workers,
+    with `sample_tree` the peak RSS in MB of the whole process tree at once — the command and its
+    forked workers, sampled every 50 ms (which costs some CPU: not for the timed report runs);
+    shared copy-on-write pages count once per process, so this is an upper bound)."""
     wrapper = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
                "rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode; "
                "dt = time.perf_counter() - t; u = resource.getrusage(resource.RUSAGE_CHILDREN); "
                "print(dt, u.ru_maxrss, u.ru_utime + u.ru_stime, rc)")
-    out = subprocess.run([sys.executable, "-c", wrapper, *cmd], capture_output=True, text=True, check=True)
-    wall, rss_kb, cpu, rc = out.stdout.strip().splitlines()[-1].split()
-    if rc != "0":
+    proc = subprocess.Popen([sys.executable, "-c", wrapper, *cmd], stdout=subprocess.PIPE, text=True)
+    tree_peak = 0
+    while sample_tree and proc.poll() is None:
+        tree_peak = max(tree_peak, tree_rss_kb(proc.pid))
+        time.sleep(0.05)
+    proc.wait()
+    out = proc.stdout.read() if proc.stdout else ""
+    wall, rss_kb, cpu, rc = out.strip().splitlines()[-1].split()
+    if rc != "0" or proc.returncode:
         raise SystemExit(f"failed ({rc}): {' '.join(cmd)}")
-    return float(wall), int(rss_kb) // 1024, float(cpu)
+    return float(wall), int(rss_kb) // 1024, float(cpu), tree_peak // 1024
+
+
+def tree_rss_kb(root: int) -> int:
+    """Sum of VmRSS over `root` and every process below it (from /proc)."""
+    parent: dict[int, int] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as fh:
+                fields = dict(line.split(":", 1) for line in fh if ":" in line)
+        except OSError:
+            continue
+        parent[int(entry)] = int(fields.get("PPid", "0").strip())
+        rss[int(entry)] = int(fields.get("VmRSS", "0 kB").split()[0])
+    tree, frontier = {root}, [root]
+    while frontier:
+        p = frontier.pop()
+        for child, ppid in parent.items():
+            if ppid == p and child not in tree:
+                tree.add(child)
+                frontier.append(child)
+    return sum(rss.get(p, 0) for p in tree)
+
+
+def compile_sources() -> None:
+    """Write the project's bytecode once, as any normal install or first run does (this machine
+    sets PYTHONDONTWRITEBYTECODE, which would otherwise make every timed run compile ~80 modules)."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "scorer"), str(REPO / "tui")],
+                   check=True, capture_output=True)
 
 
 def load() -> list[float]:
@@ -174,6 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     tmp = tempfile.TemporaryDirectory(prefix="memscope-bench-")
     work = args.workdir or Path(tmp.name)
     work.mkdir(parents=True, exist_ok=True)
+    compile_sources()
     figures: dict = {"cpus": os.cpu_count(), "load_before": load()}
     bench = work / "memeye"
     if not (bench / "runs").is_dir():
@@ -192,16 +233,17 @@ def main(argv: list[str] | None = None) -> int:
         out = work / f"out{i}"
         times.append(run_timed([*cli, "--sections", LEAN_SECTIONS, "--out", str(out), "--format", "json"]))
     report = json.loads((work / "out0" / "report.json").read_text())
-    walls = [t for t, _, _ in times]
+    walls = [t for t, *_ in times]
     figures["memeye_scale"] = {
         "rows": report["inputs"]["rows"]["scored"], "run_folders": report["inputs"]["runs"]["folders"],
         "sections": LEAN_SECTIONS, "compare_pairs": len(COMPARE), "resamples": args.resamples,
         "bootstrap_cis": {"compare": len(report["bootstrap"]), "caption_proof": len(report["caption_proof"])},
         "seconds": [round(t, 2) for t in walls], "seconds_median": round(statistics.median(walls), 2),
-        "seconds_min": round(min(walls), 2), "cpu_seconds_median": round(statistics.median(c for *_, c in times), 2),
-        "peak_rss_mb": max(m for _, m, _ in times), "target_seconds": 3.0,
+        "seconds_min": round(min(walls), 2), "cpu_seconds_median": round(statistics.median(c for _, _, c, _ in times), 2),
+        "peak_rss_mb": max(m for _, m, _, _ in times),
+        "target_seconds": 3.0,
     }
-    t_all, m_all, c_all = run_timed([*cli, "--out", str(work / "out_all"), "--format", "json"])
+    t_all, m_all, c_all, _ = run_timed([*cli, "--out", str(work / "out_all"), "--format", "json"])
     figures["memeye_scale_all_sections"] = {"seconds": round(t_all, 2), "cpu_seconds": round(c_all, 2),
                                             "peak_rss_mb": m_all,
                                             "note": "every section, incl. evidence diagnostics (full reader)"}
@@ -212,13 +254,14 @@ def main(argv: list[str] | None = None) -> int:
             figures_rows = million(runs, big)
         else:
             figures_rows = None
-        t_big, m_big, c_big = run_timed([sys.executable, "-m", "scorer", "score", str(bench), "--runs", str(big),
+        t_big, m_big, c_big, tree_big = run_timed([sys.executable, "-m", "scorer", "score", str(bench), "--runs", str(big),
                                   "--resamples", str(args.resamples), "--sections", args.million_sections,
-                                  "--out", str(work / "out_million"), "--format", "json"])
+                                  "--out", str(work / "out_million"), "--format", "json"], sample_tree=True)
         rep = json.loads((work / "out_million" / "report.json").read_text())
         figures["million_rows"] = {"rows": rep["inputs"]["rows"]["scored"], "built_rows": figures_rows,
                                    "sections": args.million_sections, "reader": rep["inputs"]["runs"]["reader"],
                                    "seconds": round(t_big, 2), "cpu_seconds": round(c_big, 2), "peak_rss_mb": m_big,
+                                   "peak_tree_rss_mb": tree_big,
                                    "target_seconds": 30, "target_peak_mb": 2048}
     figures["load_after"] = load()
     print(json.dumps(figures, indent=1))

@@ -82,3 +82,50 @@ def test_shared_answer_objects_do_not_change_values(tmp_path):
     assert choices[0] == ("A", "B", "C", "D") and all(c is choices[0] for c in choices)  # one object
     assert np.array_equal(got.frame["em"].to_numpy(), np.ones(12))
     assert json.loads(json.dumps(choices[0])) == ["A", "B", "C", "D"]
+
+
+def _many_runs(tmp_path, n_runs: int):
+    root = write_bench(tmp_path / "b", "T", LABELS)
+    runs = tmp_path / "runs"
+    for k in range(n_runs):
+        rows = [mcq_row(i, (i + k) % 5) for i in range(1, 5)] if k % 2 else [open_row(i, (i * k % 4) / 4) for i in range(1, 5)]
+        write_run(runs, "T", f"model{k:03d}", "fc_v", "multimodal", "mcq" if k % 2 else "open", rows, stamp=f"20260101_{k:06d}")
+    return root, runs
+
+
+def test_workers_read_the_same_frame_in_the_same_order(tmp_path, monkeypatch):
+    root, runs = _many_runs(tmp_path, 70)
+    bench = load_benchmark(root)
+    frames = {}
+    for workers in ("1", "3"):
+        monkeypatch.setenv("MEMSCOPE_READ_WORKERS", workers)
+        got = read_frame(bench, runs)
+        frames[workers] = (got.frame, [r.backbone for r in got.runs], got.files)
+    one, three = frames["1"], frames["3"]
+    assert one[1] == three[1] and one[2] == three[2] and len(one[0]) == 280
+    for col in COLUMNS:
+        assert one[0][col].equals(three[0][col]), col
+
+
+def test_an_error_in_a_workers_part_is_one_line(tmp_path, monkeypatch):
+    from scorer.errors import UserError
+
+    root, runs = _many_runs(tmp_path, 70)
+    last = sorted(runs.rglob("predictions.jsonl"))[-1]  # read by the last worker
+    last.write_text(last.read_text() + "{not json\n")
+    monkeypatch.setenv("MEMSCOPE_READ_WORKERS", "3")
+    with pytest.raises(UserError, match=r"model069_fc_v_mcq/predictions.jsonl:5:2: invalid JSON"):
+        read_frame(load_benchmark(root), runs)
+
+
+def test_parts_are_contiguous_and_balanced_by_bytes(tmp_path):
+    folders = []
+    for k, size in enumerate([10, 10, 10, 10, 1000, 10, 10, 10]):
+        f = tmp_path / f"r{k}"
+        f.mkdir()
+        (f / "predictions.jsonl").write_bytes(b"x" * size)
+        folders.append(f)
+    parts = lean._balanced_parts(folders, 3)
+    assert [p for part in parts for p in part] == folders and len(parts) <= 3
+    assert folders[4] in parts[0] or folders[4] in parts[1]  # the big file ends a part, not hides in one
+    assert lean._balanced_parts(folders[:1], 4) == [folders[:1]]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
+from concurrent.futures import ProcessPoolExecutor
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
@@ -367,20 +368,70 @@ _WORKER: dict[str, Any] = {}  # the item index and names, set before forking and
 MIN_FOLDERS_PARALLEL = 64
 
 
-def _read_chunk(folders: list[Path]) -> tuple:
-    """Worker: read some folders; returns plain data (Run holds read-only mappings, which do not
-    pickle; a DataError's message travels as text)."""
+def _read_chunk(folders: list[Path], progress: Callable[[int], None] | None = None) -> tuple:
+    """Read some folders; returns plain data (Run holds read-only mappings, which do not pickle; a
+    DataError's message travels as text)."""
     cols, files, idents, unmatched, shared = _Columns(), [], [], 0, {}
     try:
         with gc_paused():
-            for f in folders:
+            for i, f in enumerate(folders):
                 run, miss = _read_folder(f, _WORKER["index"], cols, _WORKER["names"], files, shared)
                 idents.append((run.backbone, run.method, run.mode, run.task, run.folder, run.modality,
                                dict(run.config), dict(run.metrics)))
                 unmatched += miss
+                if progress:
+                    progress(i + 1)
     except UserError as err:
         return ("error", str(err))
     return ("ok", idents, cols.state(), files, unmatched)
+
+
+def _balanced_parts(folders: list[Path], n: int) -> list[list[Path]]:
+    """`n` contiguous parts of `folders` with about the same bytes of predictions each (folder
+    order is kept: the frame's row order does not depend on the number of workers)."""
+    sizes = []
+    for f in folders:
+        try:
+            sizes.append(os.stat(f / PREDICTIONS).st_size + 1)
+        except OSError:
+            sizes.append(1)  # reported when read
+    total, parts, start, acc = sum(sizes), [], 0, 0
+    for i, size in enumerate(sizes):
+        acc += size
+        if len(parts) < n - 1 and acc >= total * (len(parts) + 1) / n:
+            parts.append(folders[start:i + 1])
+            start = i + 1
+    parts.append(folders[start:])
+    return [p for p in parts if p]
+
+
+def _read_parts(parts: list[list[Path]], index: Mapping, names: Mapping[str, str],
+                progress: Callable[[int, int], None] | None, total: int) -> list[tuple]:
+    """Each part's _read_chunk result, in order: the first part read by this process while forked
+    workers read the others (so only their results are pickled, and no core waits). A worker that
+    dies has its part read here; an error in a part comes back as its ("error", message)."""
+    _WORKER.update(index=index, names=names)
+    if len(parts) == 1:
+        try:
+            return [_read_chunk(parts[0], (lambda i: progress(i, total)) if progress else None)]
+        finally:
+            _WORKER.clear()
+    try:
+        with ProcessPoolExecutor(len(parts) - 1, mp_context=multiprocessing.get_context("fork")) as pool:
+            futures = [pool.submit(_read_chunk, part) for part in parts[1:]]
+            own = _read_chunk(parts[0], (lambda i: progress(i, total)) if progress else None)
+            results: list[tuple | None] = [own]
+            for fut in futures:
+                try:
+                    results.append(fut.result())
+                except Exception:  # noqa: BLE001 — a broken pool: read that part here
+                    results.append(None)
+        out = [r if r is not None else _read_chunk(part) for r, part in zip(results, parts)]
+    finally:
+        _WORKER.clear()
+    if progress:
+        progress(total, total)
+    return out
 
 
 def _workers(n_folders: int) -> int:
@@ -399,8 +450,8 @@ def read_frame(
     progress: Callable[[int, int], None] | None = None,
 ) -> LeanRuns:
     """Every run folder under `paths`, read into one frame (rows that join to an item). Many
-    folders are read by forked worker processes (one per CPU, at most 4; MEMSCOPE_READ_WORKERS=1
-    turns that off); the result is the same, in the same order."""
+    folders are read by this process and forked workers (one per CPU in all, at most 4;
+    MEMSCOPE_READ_WORKERS=1 turns that off); the result is the same, in the same order."""
     folders = run_folders(paths)
     items = ItemTable(bench)
     index = items.index
@@ -419,27 +470,17 @@ def read_frame(
                 if progress:
                     progress(i + 1, len(folders))
         else:
-            size = -(-len(folders) // (2 * n_workers))  # two chunks per worker: even finishing times
-            chunks = [folders[i:i + size] for i in range(0, len(folders), size)]
-            _WORKER.update(index=index, names=names)
-            try:
-                with multiprocessing.get_context("fork").Pool(n_workers) as pool:
-                    done = 0
-                    for res in pool.imap(_read_chunk, chunks):
-                        if res[0] == "error":
-                            raise UserError(res[1])
-                        _, idents, state, found, miss = res
-                        cols.merge(_Columns.from_state(state))
-                        runs += [Run(backbone=b, method=m, mode=mo, task=t, folder=f, modality=mod,
-                                     config=frozen_map(cf), metrics=frozen_map(me))
-                                 for b, m, mo, t, f, mod, cf, me in idents]
-                        files += found
-                        unmatched += miss
-                        done += len(idents)
-                        if progress:
-                            progress(done, len(folders))
-            finally:
-                _WORKER.clear()
+            parts = _balanced_parts(folders, n_workers)
+            for res in _read_parts(parts, index, names, progress, len(folders)):
+                if res[0] == "error":
+                    raise UserError(res[1])
+                _, idents, state, found, miss = res
+                cols.merge(_Columns.from_state(state))
+                runs += [Run(backbone=b, method=m, mode=mo, task=t, folder=f, modality=mod,
+                             config=frozen_map(cf), metrics=frozen_map(me))
+                         for b, m, mo, t, f, mod, cf, me in idents]
+                files += found
+                unmatched += miss
         frame = cols.frame(items)
     return LeanRuns(frame, tuple(runs), tuple(files), unmatched)
 
