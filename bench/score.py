@@ -38,42 +38,41 @@ LEAN_SECTIONS = "matrix,position_bias,agreement,oracle,bootstrap,caption_proof"
 MILLION_COPIES = 26  # × 38,584 rows = 1,003,184
 
 
-def run_timed(cmd: list[str], sample_tree: bool = False) -> tuple[float, int, float, int]:
+def run_timed(cmd: list[str], sample_tree: bool = False) -> tuple[float, int, float, tuple[int, int]]:
     """(wall seconds, peak RSS in MB of the largest process, CPU seconds of it and its workers,
-    with `sample_tree` the peak RSS in MB of the whole process tree at once — the command and its
-    forked workers, sampled every 50 ms (which costs some CPU: not for the timed report runs);
-    shared copy-on-write pages count once per process, so this is an upper bound)."""
+    with `sample_tree` the peaks of Σ RSS and Σ PSS in MB over the whole process tree at once —
+    the command and its forked workers, sampled every 50 ms (which costs some CPU: not for the
+    timed report runs). See tree_memory_kb)."""
     wrapper = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
                "rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode; "
                "dt = time.perf_counter() - t; u = resource.getrusage(resource.RUSAGE_CHILDREN); "
                "print(dt, u.ru_maxrss, u.ru_utime + u.ru_stime, rc)")
     proc = subprocess.Popen([sys.executable, "-c", wrapper, *cmd], stdout=subprocess.PIPE, text=True)
-    tree_peak = 0
+    tree_peak = (0, 0)
     while sample_tree and proc.poll() is None:
-        tree_peak = max(tree_peak, tree_rss_kb(proc.pid))
+        rss, pss = tree_memory_kb(proc.pid)
+        tree_peak = (max(tree_peak[0], rss), max(tree_peak[1], pss))
         time.sleep(0.05)
     proc.wait()
     out = proc.stdout.read() if proc.stdout else ""
     wall, rss_kb, cpu, rc = out.strip().splitlines()[-1].split()
     if rc != "0" or proc.returncode:
         raise SystemExit(f"failed ({rc}): {' '.join(cmd)}")
-    return float(wall), int(rss_kb) // 1024, float(cpu), tree_peak // 1024
+    return float(wall), int(rss_kb) // 1024, float(cpu), (tree_peak[0] // 1024, tree_peak[1] // 1024)
 
 
-def tree_rss_kb(root: int) -> int:
-    """Sum of VmRSS over `root` and every process below it (from /proc)."""
+def tree_memory_kb(root: int) -> tuple[int, int]:
+    """(Σ RSS, Σ PSS) in kB over `root` and every process below it (from /proc). RSS counts a page
+    shared by forked processes once in each; PSS splits it between them, so Σ PSS is the physical
+    memory the tree holds."""
     parent: dict[int, int] = {}
-    rss: dict[int, int] = {}
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/status") as fh:
-                fields = dict(line.split(":", 1) for line in fh if ":" in line)
-        except OSError:
-            continue
-        parent[int(entry)] = int(fields.get("PPid", "0").strip())
-        rss[int(entry)] = int(fields.get("VmRSS", "0 kB").split()[0])
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    parent[int(entry)] = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
     tree, frontier = {root}, [root]
     while frontier:
         p = frontier.pop()
@@ -81,7 +80,16 @@ def tree_rss_kb(root: int) -> int:
             if ppid == p and child not in tree:
                 tree.add(child)
                 frontier.append(child)
-    return sum(rss.get(p, 0) for p in tree)
+    rss = pss = 0
+    for p in tree:
+        try:
+            with open(f"/proc/{p}/smaps_rollup") as fh:
+                fields = {k: v for k, _, v in (line.partition(":") for line in fh) if k.replace("_", "").isalpha()}
+        except OSError:
+            continue
+        rss += int(fields.get("Rss", "0 kB").split()[0])
+        pss += int(fields.get("Pss", "0 kB").split()[0])
+    return rss, pss
 
 
 def compile_sources() -> None:
@@ -261,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         figures["million_rows"] = {"rows": rep["inputs"]["rows"]["scored"], "built_rows": figures_rows,
                                    "sections": args.million_sections, "reader": rep["inputs"]["runs"]["reader"],
                                    "seconds": round(t_big, 2), "cpu_seconds": round(c_big, 2), "peak_rss_mb": m_big,
-                                   "peak_tree_rss_mb": tree_big,
+                                   "peak_tree_rss_mb": tree_big[0], "peak_tree_pss_mb": tree_big[1],
                                    "target_seconds": 30, "target_peak_mb": 2048}
     figures["load_after"] = load()
     print(json.dumps(figures, indent=1))

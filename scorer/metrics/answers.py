@@ -259,9 +259,17 @@ def score_frame(
         recorded = out.loc[is_mcq, "em"].to_numpy()
         ems = np.empty(len(recorded))
         from_choices = np.zeros(len(recorded), dtype=bool)
+        # The lean reader shares one tuple per distinct set of choices, and an item's answers are
+        # one tuple: a million rows hold a few thousand distinct pairs, each scored once. (Keys are
+        # ids of objects the two lists keep alive for the whole loop.)
+        memo: dict[tuple[int, int], float | None] = {}
         for i, (cs, ans, rec) in enumerate(zip(choices.tolist(), answers.tolist(), recorded)):
             if cs is not None and len(cs) and isinstance(ans, (tuple, list)) and ans:
-                ems[i] = rotation_em(cs, ans)
+                key = (id(cs), id(ans))
+                em = memo.get(key, memo)
+                if em is memo:
+                    em = memo[key] = rotation_em(cs, ans)
+                ems[i] = em
                 from_choices[i] = True
             else:
                 ems[i] = rec

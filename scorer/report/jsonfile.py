@@ -26,7 +26,17 @@ def plain(v: Any, decimals: int = DECIMALS) -> Any:
         r = round(v, decimals)
         return 0.0 if r == 0 else r
     if t is dict:
-        return {k if k.__class__ is str else str(k): plain(x, decimals) for k, x in v.items()}
+        out = {}
+        for k, x in v.items():  # a report is mostly flat rows: their scalars inline, no call each
+            c = x.__class__
+            if c is str or x is None or c is int or c is bool:
+                out[k if k.__class__ is str else str(k)] = x
+            elif c is float and x == x and x not in (_INF, -_INF):
+                r = round(x, decimals)
+                out[k if k.__class__ is str else str(k)] = 0.0 if r == 0 else r
+            else:
+                out[k if k.__class__ is str else str(k)] = plain(x, decimals)
+        return out
     if t is list:
         return [plain(x, decimals) for x in v]
     if isinstance(v, (bool, np.bool_)):
