@@ -28,6 +28,15 @@ PREAMBLE = r"""% memscope: packages and macros the generated tables use. \input{
 \usepackage{colortbl}
 \providecommand{\bestcell}[1]{\cellcolor{orange!25}#1}
 \providecommand{\secondcell}[1]{\cellcolor{cyan!15}#1}
+% A table wider than the line, or taller than 80% of the page, is scaled down to fit; a smaller
+% one is left as it is.
+\newsavebox{\memscopebox}
+\newlength{\memscopeheight}
+\providecommand{\memscopefit}[1]{\sbox{\memscopebox}{#1}%
+  \ifdim\wd\memscopebox>\linewidth \sbox{\memscopebox}{\resizebox{\linewidth}{!}{\usebox{\memscopebox}}}\fi
+  \setlength{\memscopeheight}{\ht\memscopebox}\addtolength{\memscopeheight}{\dp\memscopebox}%
+  \ifdim\memscopeheight>0.8\textheight \resizebox*{!}{0.8\textheight}{\usebox{\memscopebox}}%
+  \else\usebox{\memscopebox}\fi}
 """
 
 _SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
@@ -53,13 +62,13 @@ def generic(t: Table) -> str:
     numeric = {c for c in cols if any(is_number(r.get(c)) or isinstance(r.get(c), tuple) for r in t.rows)}
     spec = "".join("r" if c in numeric else "l" for c in cols)
     lines = [r"\begin{table}[!htbp]", r"\centering", r"\small", rf"\caption{{{esc(t.title)}}}",
-             rf"\label{{tab:memscope-{file_stem(t.name)}}}", rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
-             " & ".join(esc(c) for c in cols) + r" \\", r"\midrule"]
+             rf"\label{{tab:memscope-{file_stem(t.name)}}}", r"\memscopefit{%", rf"\begin{{tabular}}{{{spec}}}",
+             r"\toprule", " & ".join(esc(c) for c in cols) + r" \\", r"\midrule"]
     for r in t.rows:
         if r.get("_rule"):
             lines.append(r"\midrule")
         lines.append(" & ".join(_marked(esc(cell_text(c, r.get(c), r)), mark_of(r, c)) for c in cols) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}"]
+    lines += [r"\bottomrule", r"\end{tabular}%", "}"]
     if t.note:
         lines.append(rf"\par\smallskip\footnotesize {esc(t.note)}")
     lines.append(r"\end{table}")
@@ -105,7 +114,7 @@ def main_matrix(backbone: str, rows: list[dict]) -> str:
               r"and LLM-Judge (open); $n$ = items. Avg.\ = mean of the non-empty cells. "
               r"Best and second-best per row highlighted.}"),
              rf"\label{{tab:memscope-matrix-{file_stem(backbone)}}}", r"\scriptsize", r"\setlength{\tabcolsep}{2.2pt}",
-             r"\resizebox{\textwidth}{!}{%", rf"\begin{{tabular}}{{lllr{'c' * len(methods)}}}", r"\toprule",
+             r"\memscopefit{%", rf"\begin{{tabular}}{{lllr{'c' * len(methods)}}}", r"\toprule",
              " & ".join(head1) + r" \\", "".join(rules),
              " & & & & " + " & ".join(esc(label) for _, label, _ in methods) + r" \\", r"\midrule"]
 
