@@ -172,6 +172,7 @@ class Task:
     files: tuple[Path, ...] = ()
     profile: Mapping[str, Any] = field(default_factory=_empty)
     _rounds: Mapping[str, Round] = field(default_factory=_empty, repr=False)
+    _chains: dict[int, tuple[Item, tuple[Round, ...]]] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self._rounds:
@@ -193,9 +194,15 @@ class Task:
         return None if r is None else r.order
 
     def clue_chain(self, item: Item) -> tuple[Round, ...]:
-        """The item's existing clue rounds in chronological order."""
+        """The item's existing clue rounds in chronological order (kept per item once computed:
+        the evidence diagnostics ask for each item's chain once per run)."""
+        hit = self._chains.get(id(item))
+        if hit is not None and hit[0] is item:  # the item is held, so its id cannot be reused
+            return hit[1]
         rounds = [self._rounds[c] for c in item.clue_rounds if c in self._rounds]
-        return tuple(sorted(rounds, key=lambda r: r.order))
+        chain = tuple(sorted(rounds, key=lambda r: r.order))
+        self._chains[id(item)] = (item, chain)
+        return chain
 
     def latest_clue(self, item: Item) -> Round | None:
         chain = self.clue_chain(item)
@@ -299,6 +306,7 @@ class Prediction:
     idx: int
     line: int  # 1-based line in predictions.jsonl
     raw: Mapping[str, Any] = field(default_factory=_empty)
+    parsed: dict[str, Any] | None = field(default=None, repr=False)  # rotations/retrieved/delivered once read
 
     question = property(lambda self: _as_text(self.raw.get("question")))
     gt = property(lambda self: _as_text(self.raw.get("gt")))
@@ -330,21 +338,32 @@ class Prediction:
     def rotations(self) -> tuple[RotationResult, ...]:
         from scorer.load.rows import rotations_of
 
-        return rotations_of(self.raw)
+        return self._memo("rotations", rotations_of, self.raw)
 
     @property
     def retrieved(self) -> tuple[Retrieved, ...] | None:
         """Ranked retrieval, best first; None when the run logged none (unknown, not empty)."""
         from scorer.load.rows import retrieved_of
 
-        return retrieved_of(self.raw)
+        return self._memo("retrieved", retrieved_of, self.raw)
 
     @property
     def delivered(self) -> tuple[str, ...] | None:
         """Round ids placed in the reader's request; None when unknown (not "same as retrieved")."""
         from scorer.load.rows import delivered_of
 
-        return delivered_of(self.raw, self.history_source)
+        return self._memo("delivered", delivered_of, self.raw, self.history_source)
+
+    def _memo(self, name: str, parse: Any, *args: Any) -> Any:
+        # Parsed lists (immutable tuples) are kept once read: the evidence diagnostics read a
+        # row's retrieval several times, and parsing it is what costs.
+        memo = self.parsed
+        if memo is None:
+            memo = {}
+            object.__setattr__(self, "parsed", memo)
+        if name not in memo:
+            memo[name] = parse(*args)
+        return memo[name]
 
 
 @dataclass(frozen=True, eq=False)

@@ -297,6 +297,9 @@ def run_sections(ctx: ScoreContext, modules: Sequence[Any], progress: Progress |
     if progress:
         progress("sections" if workers > 1 else f"section {modules[0].NAME}" if modules else "done", 0, len(modules))
     if workers > 1:
+        for prepare in dict.fromkeys(getattr(m, "prepare", None) for m in modules):
+            if prepare is not None:
+                prepare(ctx)  # shared derived data, computed once here and inherited by the workers
         order = sorted(range(len(modules)), key=lambda i: -getattr(modules[i], "COST", 1))
         out = fork_map(lambda mod: mod.build(ctx), modules, workers, order)
     else:

@@ -10,11 +10,18 @@ n_text counts rows whose abstention was detected from text.
 
 from __future__ import annotations
 
-from scorer.metrics.abstention import DEFAULT_PATTERNS, abstention_rates, compile_patterns, prediction_abstention
+from scorer.metrics.abstention import (
+    DEFAULT_PATTERNS,
+    abstention_rates,
+    compile_patterns,
+    prediction_abstention,
+)
+from scorer.sections import evidence_records
 from scorer.sections.base import ScoreContext, SectionResult
 from scorer.sections.evidence_records import by_group, collect, group_fields, titled
 
 NAME = "abstention"
+prepare = evidence_records.prepare  # shared evidence records, computed before sections fork
 NEEDS_RAW = True  # MCQ detection reads each rotation's choice from the raw rows
 METRICS = ("correct_abstention", "false_abstention", "answerable_score")
 TITLES = {"correct_abstention": "Correct abst.", "n_unanswerable": "n unans.", "false_abstention": "False abst.",

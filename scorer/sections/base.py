@@ -36,6 +36,9 @@ class ScoreContext:
     frame: pd.DataFrame  # scorer.frame.predictions_frame(bench, runs)
     annotations: pd.DataFrame | None  # current annotation state from the store, or None without --db
     options: ScoreOptions
+    # Derived data several sections share (e.g. the evidence records), computed once per context;
+    # filled before sections are forked, so that workers inherit it. See scoring.run_sections.
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -15,17 +15,39 @@ from typing import Sequence
 
 import numpy as np
 
-from scorer.metrics.delivery import (StagePair, budget_family, budget_of, budget_sort_key, chain_status,
-                                     count_by_modality, not_delivered, parse_stage_pair, stage_loss)
+from scorer.metrics.delivery import (
+    StagePair,
+    budget_family,
+    budget_of,
+    budget_sort_key,
+    chain_status,
+    count_by_modality,
+    not_delivered,
+    parse_stage_pair,
+    stage_loss,
+)
 from scorer.metrics.evidence import fact_modality, round_modalities
 from scorer.model import CHAIN_MODALITIES
 from scorer.names import display_name
+from scorer.sections import evidence_records
 from scorer.sections.base import ScoreContext, SectionResult
-from scorer.sections.evidence_records import (FOLD_NOTE, MODE_METRIC, Record, bootstrap_note, by_group, collect,
-                                              find_groups, fold_modes, group_fields, mean_or_none, method_order,
-                                              mirrored_modes, titled)
+from scorer.sections.evidence_records import (
+    FOLD_NOTE,
+    MODE_METRIC,
+    Record,
+    bootstrap_note,
+    by_group,
+    collect,
+    find_groups,
+    fold_modes,
+    group_fields,
+    mean_or_none,
+    method_order,
+    titled,
+)
 
 NAME = "delivery"
+prepare = evidence_records.prepare  # shared evidence records, computed before sections fork
 NEEDS_RAW = True  # reads the retrieved/delivered lists of the raw rows
 DEFAULT_PAIRS = ('retrieval:"Oracle(V)"->"SRAG(V)"', 'retrieval:"Oracle(T)"->"SRAG(T)"')
 TITLES = {
@@ -183,7 +205,7 @@ def build(ctx: ScoreContext) -> SectionResult:
         return SectionResult.absent(NAME, "no run logged retrieved or delivered rounds, and no stage pair matched")
     data = {"runs": runs, "not_delivered": modal, "score_join": joins, "stage_losses": losses,
             "budget_sweep": sweep, "items": items}
-    mirrored = mirrored_modes(records)
+    mirrored = evidence_records.mirrored(ctx)
 
     def show(rows: Sequence[dict], fold: bool = False) -> list[dict]:
         out = [{**r, "method": r.get("display", r.get("method")), "method_name": r.get("method")} for r in rows]

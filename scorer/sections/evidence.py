@@ -14,13 +14,29 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from scorer.metrics.delivery import chain_status
-from scorer.metrics.evidence import RETRIEVAL_METRICS, TEMPORAL_METRICS, Diagnosis, item_diagnosis
+from scorer.metrics.evidence import (
+    RETRIEVAL_METRICS,
+    TEMPORAL_METRICS,
+    Diagnosis,
+    item_diagnosis,
+)
 from scorer.model import X_LABELS, Y_LABELS
+from scorer.sections import evidence_records
 from scorer.sections.base import ScoreContext, SectionResult
-from scorer.sections.evidence_records import (FOLD_NOTE, Record, by_group, collect, fold_modes, group_fields,
-                                              mean_or_none, method_order, mirrored_modes, titled)
+from scorer.sections.evidence_records import (
+    FOLD_NOTE,
+    Record,
+    by_group,
+    collect,
+    fold_modes,
+    group_fields,
+    mean_or_none,
+    method_order,
+    titled,
+)
 
 NAME = "evidence"
+prepare = evidence_records.prepare  # shared evidence records, computed before sections fork
 NEEDS_RAW = True  # reads the retrieved/delivered lists of the raw rows
 ALL = "all"
 CHAIN_METRICS = ("required_fact_recall", "chain_retrieved", "chain_delivered")
@@ -176,7 +192,7 @@ def build(ctx: ScoreContext) -> SectionResult:
     chains = chain_rows(records, k)
     if not diag and not chains:
         return SectionResult.absent(NAME, "no run logged a retrieved or delivered list")
-    mirrored = mirrored_modes(records)
+    mirrored = evidence_records.mirrored(ctx)
     def fold(rows: list[dict]) -> list[dict]:
         return fold_modes(rows, mirrored) if mirrored else rows
 

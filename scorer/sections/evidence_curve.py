@@ -8,11 +8,20 @@ report.json rows: {backbone, method, display, mode, metric, k, value, n}.
 from __future__ import annotations
 
 from scorer.metrics.evidence import RETRIEVAL_METRICS, clue_positions, dedupe
+from scorer.sections import evidence_records
 from scorer.sections.base import ScoreContext, SectionResult
-from scorer.sections.evidence_records import (FOLD_NOTE, by_group, collect, fold_modes, group_fields, method_order,
-                                              mirrored_modes, titled)
+from scorer.sections.evidence_records import (
+    FOLD_NOTE,
+    by_group,
+    collect,
+    fold_modes,
+    group_fields,
+    method_order,
+    titled,
+)
 
 NAME = "evidence_curve"
+prepare = evidence_records.prepare  # shared evidence records, computed before sections fork
 NEEDS_RAW = True  # reads the retrieved lists of the raw rows
 KS = tuple(range(1, 51))
 SHOWN_KS = (1, 5, 10, 50)
@@ -58,7 +67,7 @@ def build(ctx: ScoreContext) -> SectionResult:
                                {"method": r["display"], "method_name": r["method"], "backbone": r["backbone"],
                                 "mode": r["mode"], "n": r["n"]})
         row[f"{SHORT[r['metric']]}@{r['k']}"] = r["value"]
-    mirrored = mirrored_modes(records)
+    mirrored = evidence_records.mirrored(ctx)
     shown = fold_modes(sorted(table.values(), key=lambda r: (method_order(r["method"]), r["backbone"], r["mode"])),
                        mirrored)
     note = ("Answerable items with valid provenance; a list shorter than K counts what it has. "

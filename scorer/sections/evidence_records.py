@@ -62,7 +62,30 @@ def frame_scores(ctx: ScoreContext) -> dict[tuple[str, str, str, str], float]:
 
 def collect(ctx: ScoreContext) -> tuple[list[Record], list[str]]:
     """One record per (group, item): where several run folders answer the same item, the last one
-    is kept, as the score helper's frame keeps it, and a warning says so."""
+    is kept, as the score helper's frame keeps it, and a warning says so. Computed once per
+    context (five sections read the records)."""
+    hit = ctx.memo.get("evidence_records")
+    if hit is None:
+        hit = ctx.memo["evidence_records"] = _collect(ctx)
+    records, warnings = hit
+    return records, list(warnings)
+
+
+def mirrored(ctx: ScoreContext) -> set[tuple[str, str]]:
+    """mirrored_modes of the context's records, computed once per context."""
+    hit = ctx.memo.get("mirrored_modes")
+    if hit is None:
+        hit = ctx.memo["mirrored_modes"] = mirrored_modes(collect(ctx)[0])
+    return hit
+
+
+def prepare(ctx: ScoreContext) -> None:
+    """Fill the context's shared evidence data (and parse every row's retrieval) in this process,
+    before the sections that read them are forked."""
+    mirrored(ctx)
+
+
+def _collect(ctx: ScoreContext) -> tuple[list[Record], list[str]]:
     scored = frame_scores(ctx)
     kept: dict[tuple, Record] = {}
     dupes: dict[str, int] = {}

@@ -17,14 +17,31 @@ from typing import Sequence
 
 from scorer.errors import UserError
 from scorer.metrics.evidence import dedupe, temporal_eligible
-from scorer.metrics.recency import (DEFAULT_ALPHAS, DEFAULT_LAMBDA, RECENCY_METRICS, RecencyCase, missing_inputs,
-                                    recency_counterfactual)
+from scorer.metrics.recency import (
+    DEFAULT_ALPHAS,
+    DEFAULT_LAMBDA,
+    RECENCY_METRICS,
+    RecencyCase,
+    missing_inputs,
+    recency_counterfactual,
+)
 from scorer.model import Retrieved, Task
+from scorer.sections import evidence_records
 from scorer.sections.base import ScoreContext, SectionResult
-from scorer.sections.evidence_records import (FOLD_NOTE, Record, bootstrap_note, by_group, collect, fold_modes,
-                                              group_fields, method_order, mirrored_modes, titled)
+from scorer.sections.evidence_records import (
+    FOLD_NOTE,
+    Record,
+    bootstrap_note,
+    by_group,
+    collect,
+    fold_modes,
+    group_fields,
+    method_order,
+    titled,
+)
 
 NAME = "recency"
+prepare = evidence_records.prepare  # shared evidence records, computed before sections fork
 NEEDS_RAW = True  # reads the retrieved/delivered lists of the raw rows
 TITLES = {"alpha": "Ranking", "latest_clue_recall": "Latest@K", "d_stale_dominance": "Δ Stale-Dom.",
           "ci_stale_dominance": "Δ Stale-Dom. 95% CI", "d_rank_inversion": "Δ Rank-Inv.",
@@ -81,7 +98,7 @@ def build(ctx: ScoreContext) -> SectionResult:
     alphas, lam, age_source = options(ctx)
     k, o = ctx.options.k, ctx.options
     records, _ = collect(ctx)
-    mirrored = mirrored_modes(records)
+    mirrored = evidence_records.mirrored(ctx)
     rows, skipped_rows = [], []
     for recs in by_group(records).values():
         if not any(r.prediction.retrieved is not None for r in recs):
