@@ -14,6 +14,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import threading
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -21,10 +22,16 @@ from typing import Any
 _TASK: dict[str, Any] = {}  # the function and items, set before forking and inherited by workers
 
 
+def can_fork() -> bool:
+    """Fork only where the platform has it and this process runs one thread: a child forked from a
+    threaded process (the app scores in a worker thread) can deadlock on a lock another thread held."""
+    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+
+
 def worker_count(n_items: int, default: int | None = None, env: str = "MEMSCOPE_SECTION_WORKERS") -> int:
     """Workers to use for `n_items` pieces: the environment variable if set, else `default` (else
-    one per CPU, at most 4); never more than the pieces, 1 where fork is unavailable."""
-    if "fork" not in multiprocessing.get_all_start_methods():
+    one per CPU, at most 4); never more than the pieces, 1 where forking is unavailable or unsafe."""
+    if not can_fork():
         return 1
     value = os.environ.get(env)
     if value is not None:

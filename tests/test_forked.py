@@ -76,3 +76,19 @@ def test_sections_in_workers_give_the_same_report(tmp_path, monkeypatch):
     data = json.loads(reports["3"][0])
     assert data["matrix"] and data["bootstrap"] and data["caption_proof"]
 
+
+
+def test_no_fork_from_a_threaded_process(monkeypatch):
+    import threading
+
+    monkeypatch.setenv("MEMSCOPE_SECTION_WORKERS", "3")
+    assert worker_count(5) == 3
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    try:
+        assert worker_count(5) == 1  # the app scores in a worker thread: everything stays in-process
+        assert all(pid == PARENT for _, pid in fork_map(square_with_pid, [1, 2, 3], worker_count(3)))
+    finally:
+        stop.set()
+        t.join()

@@ -100,8 +100,10 @@ class _Progress:
                 TimeElapsedColumn,
             )
 
+            # Redrawn on each step rather than by rich's refresh thread: scoring forks workers, which
+            # is only done from a single-threaded process (scorer.forked.can_fork).
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                TimeElapsedColumn(), console=self.console, transient=True)
+                                TimeElapsedColumn(), console=self.console, transient=True, auto_refresh=False)
 
     def __enter__(self) -> _Progress:
         if self.bar:
@@ -115,7 +117,7 @@ class _Progress:
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if self.bar is not None:
-            self.bar.update(self.task, description=Text(stage).plain, completed=done, total=max(total, 1))
+            self.bar.update(self.task, description=Text(stage).plain, completed=done, total=max(total, 1), refresh=True)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from scorer.errors import DataError, UserError
+from scorer.forked import worker_count
 from scorer.frame import COLUMNS
 from scorer.load.join import same_question
 from scorer.load.memeye import read_json
@@ -435,12 +436,7 @@ def _read_parts(parts: list[list[Path]], index: Mapping, names: Mapping[str, str
 
 
 def _workers(n_folders: int) -> int:
-    env = os.environ.get("MEMSCOPE_READ_WORKERS")
-    if env is not None:
-        return max(1, int(env)) if env.isdigit() else 1
-    if n_folders < MIN_FOLDERS_PARALLEL or "fork" not in multiprocessing.get_all_start_methods():
-        return 1
-    return max(1, min(os.cpu_count() or 1, 4))
+    return worker_count(n_folders, None if n_folders >= MIN_FOLDERS_PARALLEL else 1, env="MEMSCOPE_READ_WORKERS")
 
 
 def read_frame(
