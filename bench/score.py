@@ -12,9 +12,13 @@
    same data: same CI to ±0.005; ours no slower.
 3. A 1,000,000-row run set (the MemEye runs under 26 backbone names; predictions files hard-linked):
    `memscope score` (matrices and position bias by default, --million-sections to change; lean
-   reader) wall time, CPU time and peak RSS. Targets < 30 s and < 2 GB.
+   reader) wall time, CPU time, peak RSS of the largest process, and the peaks of Σ RSS and Σ PSS
+   over the process tree (the scorer forks workers; PSS counts shared pages once, so Σ PSS is the
+   physical memory held). Targets < 30 s and < 2 GB.
 
-Machine load is recorded next to the figures: other work on a shared machine slows every number.
+The project's bytecode is compiled first (as an install does; this machine sets
+PYTHONDONTWRITEBYTECODE). Machine load is recorded next to the figures: other work on a shared
+machine slows every number.
 """
 
 from __future__ import annotations
