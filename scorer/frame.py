@@ -7,10 +7,12 @@ item belongs to (an item with several X or Y labels counts in each cell, as upst
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # imported where used: `memscope score` reads runs while pandas loads
+    import pandas as pd
 
 from scorer.load.join import Joiner
 from scorer.model import X_LABELS, Y_LABELS, Benchmark, Run
@@ -47,6 +49,8 @@ def predictions_frame(
             not p.question or " ".join(p.question.split()) == " ".join(item.question.split()),
             p.pred, p.gt, p.line, str(run.folder),
         ))
+    import pandas as pd
+
     return pd.DataFrame.from_records(records, columns=list(COLUMNS))
 
 

@@ -28,18 +28,19 @@ import platform
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from scorer import __version__
 from scorer.forked import fork_map, worker_count
 from scorer.load.lean import frame_from_runs, read_frame, run_folders
 from scorer.load.memeye import load_benchmark
-from scorer.metrics.answers import score_frame
 from scorer.model import Benchmark
 from scorer.sections.base import ScoreContext, ScoreOptions, SectionResult
+
+if TYPE_CHECKING:  # imported where used: runs are read while pandas loads (see `score`)
+    import pandas as pd
 
 # Report sections, in order. Other modules append theirs here (a module path per entry).
 SECTION_MODULES: list[str] = [
@@ -57,6 +58,10 @@ SECTION_MODULES: list[str] = [
     "scorer.sections.oracle_evidence",
     "scorer.sections.gates",
 ]
+# Section names (NAME or module name) known not to read raw rows, so that `score` can read runs
+# with the lean reader before importing their modules (a test keeps this in step with NEEDS_RAW).
+LEAN_SECTION_NAMES = frozenset({"matrix", "position", "position_bias", "agreement", "oracle", "bootstrap",
+                                "caption_proof", "oracle_evidence"})
 # Keys report.json always has (DESIGN §6), present as {"value": null, "reason": …} when absent.
 REQUIRED_SECTIONS = ("matrix", "agreement", "oracle", "evidence", "abstention")
 ANNOTATION_KINDS = ("label", "verdict", "oracle")
@@ -145,6 +150,8 @@ def rotation_answers(bench: Benchmark) -> dict[str, tuple[str, ...]]:
 def _dedupe(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     """Keep the last row per (backbone, method, mode, item). Integer keys: hashing four string
     columns of a million rows would cost seconds for what is nearly always no duplicate at all."""
+    import pandas as pd
+
     if frame.empty:
         return frame, 0
     key = np.zeros(len(frame), dtype=np.int64)
@@ -157,6 +164,8 @@ def _dedupe(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
 
 
 def read_annotations(db: str | Path, study: str | None) -> tuple[pd.DataFrame, dict]:
+    import pandas as pd
+
     from scorer.store import Store
 
     parts = []
@@ -193,8 +202,10 @@ def build_context(
     needs_raw: bool = True,
     allow_outside_root: bool = False,
     progress: Progress | None = None,
+    meanwhile: Callable[[], Any] | None = None,
 ) -> tuple[ScoreContext, dict, list[str]]:
-    """(context, inputs record, warnings)."""
+    """(context, inputs record, warnings). `meanwhile` (lean reader only) runs in this process
+    while forked workers read the runs."""
     options = options or ScoreOptions()
     note = progress or (lambda *_: None)
     warnings: list[str] = []
@@ -221,7 +232,7 @@ def build_context(
                     files.append((str(p), sha256_file(p)))
     else:
         lean = read_frame(bench, run_paths, options.names,
-                          progress=lambda done, total: note("reading runs", done, total))
+                          progress=lambda done, total: note("reading runs", done, total), meanwhile=meanwhile)
         runs, frame = list(lean.runs), lean.frame
         files = [(p, h) for p, h, _ in lean.files]
         unmatched = lean.unmatched
@@ -239,6 +250,10 @@ def build_context(
         warnings.append(f"{unmatched} prediction row(s) match no benchmark item and are not scored "
                         "(`memscope validate` lists them)")
     note("scoring answers", 0, 1)
+    import pandas as pd
+
+    from scorer.metrics.answers import score_frame
+
     frame, counts = score_frame(frame, rotation_answers(bench), options.judge_levels)
     if counts["em_recorded_differs"]:
         warnings.append(f"{counts['em_recorded_differs']} MCQ row(s) record an `em` that differs from the one "
@@ -329,6 +344,14 @@ def score(
     from scorer.errors import UserError
 
     options = options or ScoreOptions()
+    if lean is not False and sections is not None and all(s in LEAN_SECTION_NAMES for s in sections):
+        # Known not to need raw rows: read the runs while the section modules (and pandas, a
+        # third of a second) load.
+        loaded: list = []
+        ctx, inputs, warnings = build_context(bench_path, run_paths, db, options, False, allow_outside_root, progress,
+                                              meanwhile=lambda: loaded.append(load_sections(sections)))
+        mods, missing = loaded[0]
+        return _finish(ctx, inputs, warnings, mods, missing, sections, progress)
     mods, missing = load_sections(sections)
     needs_raw = any(getattr(m, "NEEDS_RAW", False) for m in mods)
     if lean is True and needs_raw:
@@ -336,6 +359,11 @@ def score(
                         + ", ".join(m.NAME for m in mods if getattr(m, "NEEDS_RAW", False)) + " need them")
     use_raw = needs_raw if lean is None else not lean
     ctx, inputs, warnings = build_context(bench_path, run_paths, db, options, use_raw, allow_outside_root, progress)
+    return _finish(ctx, inputs, warnings, mods, missing, sections, progress)
+
+
+def _finish(ctx: ScoreContext, inputs: dict, warnings: list[str], mods: list[Any], missing: list[SectionResult],
+            sections: Sequence[str] | None, progress: Progress | None) -> Report:
     results = run_sections(ctx, mods, progress) + missing
     chosen = {r.name for r in results}
     results += [SectionResult.absent(name, "not selected (--sections)") for name in REQUIRED_SECTIONS

@@ -92,3 +92,27 @@ def test_no_fork_from_a_threaded_process(monkeypatch):
     finally:
         stop.set()
         t.join()
+
+
+def test_sections_known_lean_are_those_that_need_no_raw_rows():
+    import importlib
+
+    from scorer.scoring import LEAN_SECTION_NAMES, SECTION_MODULES
+
+    for path in SECTION_MODULES:
+        mod = importlib.import_module(path)
+        lean = not getattr(mod, "NEEDS_RAW", False)
+        assert (mod.NAME in LEAN_SECTION_NAMES) == lean, mod.NAME
+        assert (path.rsplit(".", 1)[-1] in LEAN_SECTION_NAMES) == lean, path
+
+
+@pytest.mark.skipif(not (DEMO / "runs").is_dir(), reason="fixtures/demo not built")
+def test_runs_read_while_sections_load_give_the_same_report(tmp_path, monkeypatch):
+    from scorer.scoring import score
+
+    monkeypatch.setenv("MEMSCOPE_READ_WORKERS", "2")
+    chosen = ["matrix", "position_bias", "caption_proof"]
+    overlapped = score(DEMO, [DEMO / "runs"], sections=chosen).json_data()
+    # a name not known in advance takes the other path: section modules first, then the runs
+    plain = score(DEMO, [DEMO / "runs"], sections=[*chosen, "not_a_section"]).json_data()
+    assert overlapped == plain and overlapped["matrix"]

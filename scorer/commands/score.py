@@ -121,7 +121,7 @@ class _Progress:
 
 
 def run(args: argparse.Namespace) -> int:
-    from scorer.report.write import parse_formats, write_report
+    from scorer.report.formats import parse_formats
     from scorer.scoring import score
 
     formats = parse_formats(args.format)
@@ -138,6 +138,8 @@ def run(args: argparse.Namespace) -> int:
         report = score(args.bench, args.runs, db=args.db, options=options, sections=sections,
                        allow_outside_root=args.allow_outside_root, progress=progress)
     if args.out:
+        from scorer.report.write import write_report
+
         written = write_report(report, Path(args.out), formats)
         out = Console(highlight=False)
         out.print(Text(f"wrote {len(written)} file(s) to {args.out}"))

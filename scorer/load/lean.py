@@ -18,11 +18,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import numpy as np
-import pandas as pd
 
 from scorer.errors import DataError, UserError
 from scorer.forked import worker_count
@@ -34,6 +33,9 @@ from scorer.load.runs import PREDICTIONS, find_run_folders, gc_paused, run_ident
 from scorer.metrics.answers import SHARED_LETTERS, choices_of_row
 from scorer.model import X_LABELS, Y_LABELS, Benchmark, Run, frozen_map
 from scorer.names import DEFAULT_DISPLAY_NAMES, display_name
+
+if TYPE_CHECKING:  # imported where used: runs are read while pandas loads (scorer.scoring.score)
+    import pandas as pd
 
 NUMERIC = ("em", "judge", "bleu_1", "f1", "exact_match", "contains_gt")
 
@@ -175,6 +177,8 @@ class _Columns:
             else:
                 data[c] = _object_array(self.lists[c])
         data["choices"] = _object_array(self.lists["choices"])
+        import pandas as pd
+
         return pd.DataFrame(data)
 
 
@@ -407,21 +411,29 @@ def _balanced_parts(folders: list[Path], n: int) -> list[list[Path]]:
 
 
 def _read_parts(parts: list[list[Path]], index: Mapping, names: Mapping[str, str],
-                progress: Callable[[int, int], None] | None, total: int) -> list[tuple]:
+                progress: Callable[[int, int], None] | None, total: int,
+                meanwhile: Callable[[], Any] | None = None) -> list[tuple]:
     """Each part's _read_chunk result, in order: the first part read by this process while forked
-    workers read the others (so only their results are pickled, and no core waits). A worker that
+    workers read the others (so only their results are pickled, and no core waits) — or, with
+    `meanwhile`, every part read by workers while this process runs `meanwhile`. A worker that
     dies has its part read here; an error in a part comes back as its ("error", message)."""
     _WORKER.update(index=index, names=names)
     if len(parts) == 1:
         try:
+            if meanwhile is not None:
+                meanwhile()
             return [_read_chunk(parts[0], (lambda i: progress(i, total)) if progress else None)]
         finally:
             _WORKER.clear()
+    here = 0 if meanwhile is None else None  # the part this process reads, if any
     try:
-        with ProcessPoolExecutor(len(parts) - 1, mp_context=multiprocessing.get_context("fork")) as pool:
-            futures = [pool.submit(_read_chunk, part) for part in parts[1:]]
-            own = _read_chunk(parts[0], (lambda i: progress(i, total)) if progress else None)
-            results: list[tuple | None] = [own]
+        with ProcessPoolExecutor(len(parts) - (here == 0), mp_context=multiprocessing.get_context("fork")) as pool:
+            futures = [pool.submit(_read_chunk, part) for part in (parts[1:] if here == 0 else parts)]
+            results: list[tuple | None] = []
+            if here == 0:
+                results.append(_read_chunk(parts[0], (lambda i: progress(i, total)) if progress else None))
+            else:
+                meanwhile()
             for fut in futures:
                 try:
                     results.append(fut.result())
@@ -444,10 +456,12 @@ def read_frame(
     paths: Iterable[str | Path] | str | Path,
     names: Mapping[str, str] = DEFAULT_DISPLAY_NAMES,
     progress: Callable[[int, int], None] | None = None,
+    meanwhile: Callable[[], Any] | None = None,
 ) -> LeanRuns:
     """Every run folder under `paths`, read into one frame (rows that join to an item). Many
     folders are read by this process and forked workers (one per CPU in all, at most 4;
-    MEMSCOPE_READ_WORKERS=1 turns that off); the result is the same, in the same order."""
+    MEMSCOPE_READ_WORKERS=1 turns that off); the result is the same, in the same order.
+    `meanwhile`, if given, is called once in this process while the runs are read."""
     folders = run_folders(paths)
     items = ItemTable(bench)
     index = items.index
@@ -458,6 +472,8 @@ def read_frame(
     n_workers = min(_workers(len(folders)), max(1, len(folders)))
     with gc_paused():
         if n_workers == 1:
+            if meanwhile is not None:
+                meanwhile()
             shared: dict = {}
             for i, folder in enumerate(folders):
                 run, miss = _read_folder(folder, index, cols, names, files, shared)
@@ -467,7 +483,7 @@ def read_frame(
                     progress(i + 1, len(folders))
         else:
             parts = _balanced_parts(folders, n_workers)
-            for res in _read_parts(parts, index, names, progress, len(folders)):
+            for res in _read_parts(parts, index, names, progress, len(folders), meanwhile):
                 if res[0] == "error":
                     raise UserError(res[1])
                 _, idents, state, found, miss = res

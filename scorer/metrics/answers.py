@@ -21,10 +21,12 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from itertools import chain
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # imported where used: `memscope score` reads runs while pandas loads
+    import pandas as pd
 
 LETTERS = tuple(string.ascii_uppercase)
 INVALID = "INVALID"  # the upstream runner's marker for an unextractable letter
@@ -174,16 +176,18 @@ def mcq_em(choices: Sequence[Any] | None, answers: Sequence[Any] | None, recorde
 
 
 _CODE = {lt: i for i, lt in enumerate(LETTERS)}
-_CODE_MAP = pd.Series({**_CODE, **{lt.lower(): i for lt, i in _CODE.items()}}, dtype=float)
+_CODE_KEYS = {**_CODE, **{lt.lower(): i for lt, i in _CODE.items()}}
 NO_LETTER = len(LETTERS)  # the code of a missing / invalid choice
 
 
 def _letter_codes(values: Iterable[Any], n: int) -> np.ndarray:
     """Letter codes (A = 0 …) of many values; NO_LETTER where there is no letter. The usual single
     letters are looked up in C; anything else goes through `letter`."""
+    import pandas as pd
+
     raw = pd.Series(np.fromiter(values, dtype=object, count=n), dtype=object)
     try:
-        codes = np.array(raw.map(_CODE_MAP), dtype=float)  # a writable copy
+        codes = np.array(raw.map(pd.Series(_CODE_KEYS, dtype=float)), dtype=float)  # a writable copy
     except TypeError:  # an unhashable value (a list where a letter should be)
         codes = np.full(n, np.nan)
     odd = np.isnan(codes) & raw.notna().to_numpy()
@@ -249,6 +253,8 @@ def score_frame(
     how many MCQ rows were recomputed, how many disagree with their recorded em, and how many BLEU
     values were computed because the row had none (only for rows with prediction text)."""
     out = frame.copy()
+    import pandas as pd
+
     counts = {"em_recomputed": 0, "em_recorded_differs": 0, "em_from_record": 0, "bleu_1_computed": 0}
     for col in ("em", "judge", "bleu_1"):
         out[f"{col}_recorded"] = out[col]

@@ -9,26 +9,7 @@ from typing import Sequence
 
 from scorer.errors import UserError
 from scorer.report import csvfiles, jsonfile, latex, markdown
-
-FORMATS = ("md", "csv", "json", "tex", "png")
-DEFAULT_FORMATS = ("md", "csv", "json")
-
-
-def parse_formats(text: str | Sequence[str]) -> tuple[str, ...]:
-    items = text.split(",") if isinstance(text, str) else [p for t in text for p in t.split(",")]
-    out = []
-    for f in (i.strip().lower() for i in items):
-        if not f:
-            continue
-        f = {"markdown": "md", "latex": "tex", "figures": "png"}.get(f, f)
-        if f not in FORMATS:
-            raise UserError(f"--format: unknown format {f!r} (choose from {', '.join(FORMATS)})")
-        if f not in out:
-            out.append(f)
-    if not out:
-        raise UserError("--format: no format given")
-    return tuple(out)
-
+from scorer.report.formats import DEFAULT_FORMATS, FORMATS, parse_formats  # noqa: F401 (re-exported)
 
 def write_report(report, out: Path, formats: Sequence[str]) -> list[Path]:
     """Every requested format; returns the files written. PNG first, so LaTeX can include them."""
