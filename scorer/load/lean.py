@@ -410,41 +410,63 @@ def _balanced_parts(folders: list[Path], n: int) -> list[list[Path]]:
     return [p for p in parts if p]
 
 
-def _read_parts(parts: list[list[Path]], index: Mapping, names: Mapping[str, str],
+PARTS_PER_PROCESS = 6  # parts claimed one at a time: whoever is free takes the next
+
+
+def _claim() -> int | None:
+    """The next unread part's index, from a counter every process shares; None when none is left."""
+    counter = _WORKER["next"]
+    with counter.get_lock():
+        i = counter.value
+        if i >= len(_WORKER["parts"]):
+            return None
+        counter.value = i + 1
+    return i
+
+
+def _claim_and_read(_: int) -> list[tuple[int, tuple]]:
+    """Worker: read parts until none is left."""
+    out = []
+    while (i := _claim()) is not None:
+        out.append((i, _read_chunk(_WORKER["parts"][i])))
+    return out
+
+
+def _read_parts(parts: list[list[Path]], n_processes: int, index: Mapping, names: Mapping[str, str],
                 progress: Callable[[int, int], None] | None, total: int,
                 meanwhile: Callable[[], Any] | None = None) -> list[tuple]:
-    """Each part's _read_chunk result, in order: the first part read by this process while forked
-    workers read the others (so only their results are pickled, and no core waits) — or, with
-    `meanwhile`, every part read by workers while this process runs `meanwhile`. A worker that
-    dies has its part read here; an error in a part comes back as its ("error", message)."""
-    _WORKER.update(index=index, names=names)
-    if len(parts) == 1:
-        try:
+    """Each part's _read_chunk result, in order. This process and `n_processes` − 1 forked workers
+    claim parts from a shared counter, so none waits while parts are left; this process first runs
+    `meanwhile` (if given) and reads what is left by then. Only the workers' parts are pickled. A
+    worker that dies leaves its parts to be read here; an error in a part comes back as its
+    ("error", message)."""
+    counter = multiprocessing.get_context("fork").Value("i", 0)
+    _WORKER.update(index=index, names=names, parts=parts, next=counter)
+    results: dict[int, tuple] = {}
+    done = 0
+    try:
+        with ProcessPoolExecutor(n_processes - 1, mp_context=multiprocessing.get_context("fork")) as pool:
+            futures = [pool.submit(_claim_and_read, k) for k in range(n_processes - 1)]
             if meanwhile is not None:
                 meanwhile()
-            return [_read_chunk(parts[0], (lambda i: progress(i, total)) if progress else None)]
-        finally:
-            _WORKER.clear()
-    here = 0 if meanwhile is None else None  # the part this process reads, if any
-    try:
-        with ProcessPoolExecutor(len(parts) - (here == 0), mp_context=multiprocessing.get_context("fork")) as pool:
-            futures = [pool.submit(_read_chunk, part) for part in (parts[1:] if here == 0 else parts)]
-            results: list[tuple | None] = []
-            if here == 0:
-                results.append(_read_chunk(parts[0], (lambda i: progress(i, total)) if progress else None))
-            else:
-                meanwhile()
+            while (i := _claim()) is not None:
+                results[i] = _read_chunk(parts[i])
+                done += len(parts[i])
+                if progress:
+                    progress(done, total)
             for fut in futures:
                 try:
-                    results.append(fut.result())
-                except Exception:  # noqa: BLE001 — a broken pool: read that part here
-                    results.append(None)
-        out = [r if r is not None else _read_chunk(part) for r, part in zip(results, parts)]
+                    results.update(fut.result())
+                except Exception:  # noqa: BLE001 — a broken pool: its parts are read below
+                    pass
+        for i, part in enumerate(parts):
+            if i not in results:
+                results[i] = _read_chunk(part)
     finally:
         _WORKER.clear()
     if progress:
         progress(total, total)
-    return out
+    return [results[i] for i in range(len(parts))]
 
 
 def _workers(n_folders: int) -> int:
@@ -482,8 +504,8 @@ def read_frame(
                 if progress:
                     progress(i + 1, len(folders))
         else:
-            parts = _balanced_parts(folders, n_workers)
-            for res in _read_parts(parts, index, names, progress, len(folders), meanwhile):
+            parts = _balanced_parts(folders, n_workers * PARTS_PER_PROCESS)
+            for res in _read_parts(parts, n_workers, index, names, progress, len(folders), meanwhile):
                 if res[0] == "error":
                     raise UserError(res[1])
                 _, idents, state, found, miss = res
