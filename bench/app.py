@@ -80,7 +80,8 @@ async def measure(bench: Path, runs: list[Path], presses: int, t_start: float) -
         cpu.append((now, time.thread_time()))
         frames.append((now, getattr(screen, "shown_key", None), type(screen).__name__))
         if watch["images"] and isinstance(screen, ItemScreen):
-            imgs = list(screen.query(MediaImage))
+            # the thumbnails shown (the Item screen keeps spare ones hidden, for the next item)
+            imgs = [i for i in screen.query(MediaImage) if all(w.display for w in i.ancestors_with_self[:-1])]
             if imgs and all(i.picture is not None or i.error is not None for i in imgs):
                 painted.append(now)
         return original(screen, renderable)

@@ -169,6 +169,7 @@ class AppState:
     load_seconds: float = 0.0
     save_state: str = "no database"
     _preds: dict[tuple[str, str], dict[int, Prediction]] = field(default_factory=dict)
+    _annotations: tuple[int, dict] | None = None  # (the store's event count, item id → kind → rows)
     _row_of: dict[tuple[str, str], int] = field(default_factory=dict)
     _slots: dict[tuple[str, str], int] = field(default_factory=dict)
 
@@ -232,6 +233,21 @@ class AppState:
         """The runs that answered this item (in run order)."""
         preds = self._preds.get((item.item_id, item.mode), {})
         return [(self.run_refs[i], preds[i]) for i in sorted(preds)]
+
+    def item_annotations(self, item_id: str) -> dict[str, list[dict]]:
+        """The store's current label, verdict, note and flag rows on one item, by kind ({} without a
+        database). Indexed once per change of the store (its event count: events are only appended;
+        an undo is one), not scanned on every keystroke of the Item screen."""
+        if self.store is None:
+            return {}
+        count = self.store.count()
+        if self._annotations is None or self._annotations[0] != count:
+            index: dict[str, dict[str, list[dict]]] = {}
+            for kind in ("label", "verdict", "note", "flag"):
+                for r in self.store.current(kind):
+                    index.setdefault(r["item_id"], {}).setdefault(kind, []).append(r)
+            self._annotations = (count, index)
+        return self._annotations[1].get(item_id, {})
 
     def row(self, key: tuple[str, str]) -> ItemRow | None:
         i = self._row_of.get(key)

@@ -52,5 +52,11 @@ def kv(key: str, value: object, key_style: str = "bold", value_style: str = "") 
     return Text.assemble((f"{key}: ", key_style), safe(value, value_style))
 
 
+def same_text(a: object, b: object) -> bool:
+    """Whether two Texts show exactly the same (rich's == ignores the base style and options)."""
+    return (isinstance(a, Text) and isinstance(b, Text) and a.plain == b.plain and a.spans == b.spans
+            and a.style == b.style and (a.justify, a.overflow, a.no_wrap) == (b.justify, b.overflow, b.no_wrap))
+
+
 def fmt_score(v: float | None) -> str:
     return "—" if v is None else f"{v:.2f}"

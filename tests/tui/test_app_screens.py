@@ -5,7 +5,7 @@ jump to Session, Scores, help, the command palette and the status line."""
 from __future__ import annotations
 
 import pytest
-from textual.widgets import DataTable, TabbedContent
+from textual.widgets import DataTable, Tab, Tabs
 
 from apphelpers import DEMO, SIZE, demo_app, demo_db, settle
 from scorer.counts import benchmark_counts
@@ -124,17 +124,19 @@ async def test_item_screen_keys(tmp_path):
         item = await open_item(pilot, Y3_ITEM)
         text = screen_text(app)
         assert "★ latest" in text and "⟲ stale" in text and "Which cat figurine" in text
-        tabs = item.query_one(TabbedContent)
+        tabs = item.query_one("#runs", Tabs)
         first = tabs.active
-        # ] / [ switch runs; the panel shown is filled for that run
+        # ] / [ switch runs; the one panel is refilled for that run
         await pilot.press("right_square_bracket")
         await settle(pilot)
-        assert tabs.active != first and item.active_panel().shown[0] == Y3_ITEM[0]
+        panel = item.active_panel()
+        assert tabs.active != first and panel.shown[0] == Y3_ITEM[0]
+        assert item._chosen[tabs.active][0] is panel.ref and len(item.query(RunPanel)) == 1
         await pilot.press("left_square_bracket")
         await settle(pilot)
         assert tabs.active == first
         # to SRAG(V): its retrieved list carries the marks; e switches to the delivered list
-        srag = next(pid for pid in item._pane_ids if item.query_one(f"#{pid}").query_one(RunPanel).ref.display == "SRAG(V)")
+        srag = next(tid for tid in item._tab_ids if item._chosen[tid][0].display == "SRAG(V)")
         while tabs.active != srag:
             await pilot.press("right_square_bracket")
         await settle(pilot)
@@ -150,8 +152,9 @@ async def test_item_screen_keys(tmp_path):
         before = item.backbone
         await pilot.press("b")
         await settle(pilot)
-        assert item.backbone != before and all(
-            p.ref.backbone == item.backbone for p in item.query(RunPanel))
+        tabs = item.query_one("#runs", Tabs)  # a new tab bar for the other backbone's runs
+        assert item.backbone != before and item.active_panel().ref.backbone == item.backbone
+        assert all(item._chosen[t.id][0].backbone == item.backbone for t in tabs.query(Tab))
         # o: the next MCQ rotation
         await pilot.press("o")
         await settle(pilot)

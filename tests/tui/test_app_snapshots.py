@@ -9,7 +9,7 @@ Update after an intended change: pytest tests/tui/test_app_snapshots.py --snapsh
 from __future__ import annotations
 
 import pytest
-from textual.widgets import DataTable, TabbedContent
+from textual.widgets import DataTable
 
 from apphelpers import DEMO, REPO, SIZE, settle
 from tui.app import make_app
@@ -37,11 +37,10 @@ async def to_item(pilot) -> None:
     await pilot.press("enter")
     await settle(pilot)
     screen = pilot.app.screen
-    tabs = screen.query_one(TabbedContent)
     while screen.active_panel().ref.display != "SRAG(V)":
         await pilot.press("right_square_bracket")
         await settle(pilot)
-    assert isinstance(tabs.get_pane(tabs.active).query_one(RunPanel), RunPanel)
+    assert isinstance(screen.active_panel(), RunPanel)
 
 
 def test_snapshot_overview(snap_compare, app):

@@ -4,26 +4,32 @@ judge reasoning, retrieved and delivered evidence, chain completeness). n/p step
 Items list it was opened from; s puts two runs side by side; x exports a case card; g jumps to the
 highlighted clue's round in the Session screen.
 
+Speed (issue 4: next item < 50 ms, opening < 150 ms; bench/app.py): the tabs are a Tabs bar over ONE
+run panel, refilled for the selected run (no pane per run to build); an item change refills the
+widgets in place (Static.update, the clue cards and thumbnails reused) in one batch and one layout.
+
 The annotation side (labels, verdicts, notes, flags) belongs in #annotation-slot (another issue).
 """
 
 from __future__ import annotations
 
+import asyncio
 import gc
 
-from rich.console import Group
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Static, TabbedContent, TabPane
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Static, Tab, Tabs
 
 from scorer.model import Item
 from tui.screens.item_annotate import AnnotatingScreen
 from tui.text import label, safe
+from tui.widgets.boxes import BlankColumn, BlankRow, BlankScroll
 from tui.widgets.clues import ClueChain
+from tui.widgets.prepared import PreparedCache, show_text
 from tui.widgets.run_panel import VIEWS, RunPanel
-from tui.widgets.thumbs import media_thumb
+from tui.widgets.thumbs import ThumbRow
 
 
 def labels_text(item: Item) -> Text:
@@ -101,11 +107,12 @@ class ItemScreen(AnnotatingScreen):  # the annotation keys and panel: tui/screen
         self.rotation = 0
         self.view = VIEWS[0]
         self.backbone: str | None = None
-        self._pane_ids: list[str] = []
-        self._chosen: dict = {}
+        self._tab_ids: list[str] = []  # the tabs shown, in order: "run-<slot>"
+        self._chosen: dict = {}  # tab id → (RunRef, Prediction) of the item shown
         self._target: tuple[str, str] | None = None  # where n/p are heading (see action_step)
         self._stepping = False
         self.shown_key: tuple[str, str] | None = None  # the item whose content is on screen (bench/tests)
+        self._texts = PreparedCache(64)  # the gold heads shown and prefetched
 
     @property
     def item(self) -> Item:
@@ -113,19 +120,21 @@ class ItemScreen(AnnotatingScreen):  # the annotation keys and panel: tui/screen
 
     def body(self) -> ComposeResult:
         yield Static(id="item-title")
-        with Horizontal(id="item-body"):
-            with VerticalScroll(id="gold"):
+        with BlankRow(id="item-body"):
+            # the frame draws the border, so the scrolling box (whose every line Textual repaints when
+            # its content's height changes: each item) has nothing of its own to paint
+            with Vertical(id="gold-frame"), BlankScroll(id="gold"):
                 yield Static(id="gold-head")
-                yield Horizontal(id="question-media")
+                yield ThumbRow(id="question-media")
                 yield Static(Text("clue chain (time order)", style="bold underline"), id="chain-title")
-                yield ClueChain(id="chain")
-            with Vertical(id="method-side"):
+                chain = ClueChain(id="chain")
+                chain.preload(self.state.task(self.item), self.item)  # mounted with the screen
+                yield chain
+            with BlankColumn(id="method-side"):
                 yield Static(id="runs-head")
                 chosen = self._runs_of(self.item)
-                self._pane_ids = [self._pane_id(ref) for ref, _ in chosen]
-                with TabbedContent(id="runs"):
-                    for ref, _ in chosen:
-                        yield self._pane(ref)
+                yield self._tabs(chosen, None)
+                yield RunPanel(id="run-panel")
                 with Vertical(id="annotation-slot"):
                     yield Static(id="annotation-summary")
 
@@ -134,6 +143,7 @@ class ItemScreen(AnnotatingScreen):  # the annotation keys and panel: tui/screen
 
     # -- showing -----------------------------------------------------------------------------------
     async def show_item(self, key: tuple[str, str]) -> None:
+        self.workers.cancel_group(self, "item-prefetch")
         # One layout and one repaint for the whole change, however many widgets it swaps; and the
         # cyclic collector waits until the item is on screen (a collection in the middle of swapping
         # widgets cost a third of the keystroke's time: bench/app.py).
@@ -146,8 +156,45 @@ class ItemScreen(AnnotatingScreen):  # the annotation keys and panel: tui/screen
         finally:
             if collecting:  # the app's queue, not the screen's: it runs even if this screen is gone
                 self.app.call_after_refresh(gc.enable)
-        # the pictures come after that first frame (they decode off the UI thread anyway)
-        self.call_after_refresh(self.query_one(ClueChain).mount_media)
+        # thumbnails that could not be reused come after that first frame (pictures decode off the UI
+        # thread anyway), then the neighbours' texts are rendered ahead
+        self.call_after_refresh(self._after_paint)
+
+    async def _after_paint(self) -> None:
+        if not self.is_attached:
+            return
+        async with self.lock:  # not in the middle of show_item (n/p pressed meanwhile)
+            await self.query_one("#question-media", ThumbRow).settle()
+            await self.query_one(ClueChain).mount_media()
+        self.call_after_refresh(self._start_prefetch)  # once laid out with those: the widths are final
+
+    def _start_prefetch(self) -> None:
+        if self._target is None and self.is_attached:  # not while n/p are still moving
+            self.run_worker(self._prefetch(), group="item-prefetch", exclusive=True)
+
+    async def _prefetch(self) -> None:
+        """Render the next item's texts (then the previous one's) at the widths of the widgets that
+        will show them, while the user reads this one: n/p then only swap lines in. Yields between
+        texts, so a key pressed meanwhile waits for one text at most (and cancels the rest)."""
+        if self.key not in self.keys:
+            return
+        i = self.keys.index(self.key)
+        for j in (i + 1, i - 1):
+            if not 0 <= j < len(self.keys):
+                continue
+            item = self.state.bench.item(*self.keys[j])
+            task = self.state.task(item)
+            rotation = self.rotation if self.rotation < max(1, len(item.rotations)) else 0
+            gold = self.query_one("#gold", VerticalScroll)
+            self._title(item).render_ahead(self.query_one("#item-title", Static))
+            self._gold_head(item, rotation).render_ahead(self.query_one("#gold-head", Static), gold)
+            await asyncio.sleep(0)
+            for _ in self.query_one(ClueChain).prepare(task, item, scroller=gold):
+                await asyncio.sleep(0)
+            run = self._run_for(item)
+            if run is not None:
+                self.query_one(RunPanel).prepare(run[0], task, item, run[1], rotation, self.view)
+            await asyncio.sleep(0)
 
     async def _show_item(self, key: tuple[str, str]) -> None:
         self.key = key
@@ -155,17 +202,13 @@ class ItemScreen(AnnotatingScreen):  # the annotation keys and panel: tui/screen
         task = self.state.task(item)
         if self.rotation >= max(1, len(item.rotations)):
             self.rotation = 0
-        pos = self.keys.index(key) + 1 if key in self.keys else 0
-        title = Text.assemble(safe(item.item_id, "bold", one_line=True), "  ", safe(task.name, "dim", one_line=True),
-                              (f"   {pos}/{len(self.keys)} in list (n/p)", "dim"))
-        self.query_one("#item-title", Static).update(title)
+        show_text(self.query_one("#item-title", Static), self._title(item))
         self._show_gold_head()
-        qm = self.query_one("#question-media", Horizontal)
-        if qm.children:
-            await qm.remove_children()
+        qm = self.query_one("#question-media", ThumbRow)
         if item.question_images:
-            await qm.mount_all([media_thumb(m, self.state) for m in item.question_images])
-        qm.display = bool(item.question_images)
+            qm.fill(item.question_images)
+        if qm.display != bool(item.question_images):
+            qm.display = bool(item.question_images)
         await self.query_one(ClueChain).show(task, item)
         gold = self.query_one("#gold", VerticalScroll)
         if gold.scroll_y:
@@ -173,19 +216,37 @@ class ItemScreen(AnnotatingScreen):  # the annotation keys and panel: tui/screen
         self.refresh_annotations()
         await self._show_runs()
 
+    def _title(self, item: Item):
+        key = (item.item_id, item.mode)
+        pos = self.keys.index(key) + 1 if key in self.keys else 0
+        return self._texts.get(("title", key, pos, len(self.keys)), lambda: Text.assemble(
+            safe(item.item_id, "bold", one_line=True), "  ", safe(item.task, "dim", one_line=True),
+            (f"   {pos}/{len(self.keys)} in list (n/p)", "dim")))
+
     def _show_gold_head(self) -> None:
-        item = self.item
-        gap = Text("")
-        self.query_one("#gold-head", Static).update(
-            Group(labels_text(item), gap, question_text(item), gap, options_table(item, self.rotation)))
+        show_text(self.query_one("#gold-head", Static), self._gold_head(self.item, self.rotation))
+
+    def _gold_head(self, item: Item, rotation: int):
+        # one Text (not a Group): Textual wraps and measures it natively, and keeps its height
+        return self._texts.get(("gold", item.item_id, item.mode, rotation), lambda: Text("\n\n").join(
+            [labels_text(item), question_text(item), options_table(item, rotation)]))
 
     def _runs_of(self, item: Item) -> list:
         """The runs shown for `item`: those of the current backbone (the first one by default)."""
+        self.backbone, chosen = self._backbone_runs(item)
+        return chosen
+
+    def _backbone_runs(self, item: Item) -> tuple[str | None, list]:
         preds = self.state.predictions(item)
         backbones = sorted({ref.backbone for ref, _ in preds})
-        if backbones and self.backbone not in backbones:
-            self.backbone = backbones[0]
-        return [(ref, p) for ref, p in preds if ref.backbone == self.backbone]
+        backbone = self.backbone if self.backbone in backbones or not backbones else backbones[0]
+        return backbone, [(ref, p) for ref, p in preds if ref.backbone == backbone]
+
+    def _run_for(self, item: Item) -> tuple | None:
+        """(RunRef, Prediction) the run panel would show for `item` (the selected tab's method)."""
+        chosen = self._backbone_runs(item)[1]
+        shown = self._active_display()
+        return next(((ref, p) for ref, p in chosen if ref.display == shown), chosen[0] if chosen else None)
 
     async def _show_runs(self) -> None:
         item = self.item
@@ -201,41 +262,39 @@ class ItemScreen(AnnotatingScreen):  # the annotation keys and panel: tui/screen
             head.append(f" · {len(chosen)} runs · [ ] switch", style="dim")
         else:
             head.append("  none answered this item", style="dim")
-        self.query_one("#runs-head", Static).update(head)
-        tabs = self.query_one("#runs", TabbedContent)
-        ids = [self._pane_id(ref) for ref, _ in chosen]
-        if ids != self._pane_ids:  # another backbone, or another set of methods: new tabs
+        show_text(self.query_one("#runs-head", Static), head)
+        ids = [self._tab_id(ref) for ref, _ in chosen]
+        if ids != self._tab_ids:  # another backbone, or another set of methods: a new tab bar
             active = self._active_display()
-            await tabs.clear_panes()
-            for ref, _ in chosen:
-                await tabs.add_pane(self._pane(ref))
-            self._pane_ids = ids
-            match = next((self._pane_id(ref) for ref, _ in chosen if ref.display == active), None)
-            if match:
-                tabs.active = match
-        self._chosen = {self._pane_id(ref): (ref, p) for ref, p in chosen}
+            old = self.query_one("#runs", Tabs)
+            await old.remove()
+            await self.mount(self._tabs(chosen, active), before=self.query_one(RunPanel))
+        self._chosen = {self._tab_id(ref): (ref, p) for ref, p in chosen}
+        panel = self.query_one(RunPanel)
+        if panel.display != bool(chosen):
+            panel.display = bool(chosen)
         self._refresh_active_panel()
 
-    def _pane_id(self, ref) -> str:
+    def _tabs(self, chosen: list, active: str | None) -> Tabs:
+        """The tab bar for `chosen` runs, on the one named `active` if it is there (else the first)."""
+        self._tab_ids = [self._tab_id(ref) for ref, _ in chosen]
+        on = next((self._tab_id(ref) for ref, _ in chosen if ref.display == active), None)
+        return Tabs(*(Tab(label(ref.display), id=self._tab_id(ref)) for ref, _ in chosen), active=on, id="runs")
+
+    def _tab_id(self, ref) -> str:
         """One tab per (backbone, method): an MCQ item and an open one keep the same tabs, so moving
-        between them only refills the panel (rebuilding tabs costs a keystroke's budget)."""
+        between them only refills the panel."""
         return f"run-{self.state.slot_of(ref)}"
 
-    def _pane(self, ref) -> TabPane:
-        slot = self.state.slot_of(ref)
-        return TabPane(label(ref.display), RunPanel(ref, id=f"panel-{slot}"), id=f"run-{slot}")
-
     def _refresh_active_panel(self) -> None:
-        """Only the visible run's panel is filled; the others when their tab is opened."""
-        panel = self.active_panel()
-        tabs = self.query_one("#runs", TabbedContent)
-        if panel is None or tabs.active not in self._chosen:
+        """The one run panel shows the selected tab's run."""
+        active = self.query_one("#runs", Tabs).active or (self._tab_ids[0] if self._tab_ids else None)
+        if active not in self._chosen:
             return
-        ref, p = self._chosen[tabs.active]
-        panel.ref = ref  # the same method in this item's mode
-        panel.show(self.state.task(self.item), self.item, p, self.rotation, self.view)
+        ref, p = self._chosen[active]
+        self.query_one(RunPanel).show(ref, self.state.task(self.item), self.item, p, self.rotation, self.view)
 
-    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+    def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
         self._refresh_active_panel()
 
     def _active_display(self) -> str | None:
@@ -243,13 +302,9 @@ class ItemScreen(AnnotatingScreen):  # the annotation keys and panel: tui/screen
         return panel.ref.display if panel else None
 
     def active_panel(self) -> RunPanel | None:
-        tabs = self.query_one("#runs", TabbedContent)
-        if not tabs.active:
-            return None
-        try:
-            return tabs.get_pane(tabs.active).query_one(RunPanel)
-        except Exception:
-            return None
+        """The run panel, when a run answered the item (its `.ref` is the run shown)."""
+        panel = self.query_one(RunPanel)
+        return panel if self._chosen and panel.ref is not None else None
 
     # -- actions -----------------------------------------------------------------------------------
     def action_back(self) -> None:
@@ -279,11 +334,11 @@ class ItemScreen(AnnotatingScreen):  # the annotation keys and panel: tui/screen
             self._stepping = False
 
     def action_run(self, step: int) -> None:
-        if not self._pane_ids:
+        if not self._tab_ids:
             return
-        tabs = self.query_one("#runs", TabbedContent)
-        i = self._pane_ids.index(tabs.active) if tabs.active in self._pane_ids else 0
-        tabs.active = self._pane_ids[(i + step) % len(self._pane_ids)]
+        tabs = self.query_one("#runs", Tabs)
+        i = self._tab_ids.index(tabs.active) if tabs.active in self._tab_ids else 0
+        tabs.active = self._tab_ids[(i + step) % len(self._tab_ids)]
 
     async def action_backbone(self) -> None:
         backbones = sorted({ref.backbone for ref, _ in self.state.predictions(self.item)})

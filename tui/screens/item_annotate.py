@@ -22,6 +22,7 @@ from tui.screens.base import BaseScreen
 from tui.screens.study_labels import X_KEYS, Y_KEYS, definitions, labels_str
 from tui.screens.study_modals import FlagDialog, NoteDialog, StudyDialog
 from tui.text import safe
+from tui.widgets.prepared import show_text
 
 
 class LabelDialog(StudyDialog):
@@ -78,13 +79,13 @@ class VerdictDialog(StudyDialog):
 
 def annotation_text(state, item: Item) -> Text:
     """What the store holds on `item`, for the panel (all text from data literal)."""
-    store = state.store
-    if store is None:
+    if state.store is None:
         return Text("annotations: no database open (start the app with --db FILE to annotate)", style="dim")
     me = state.annotator
+    rows = state.item_annotations(item.item_id)  # indexed per store change, not scanned per keystroke
     out = Text.assemble(("annotate", "bold"), " as ", safe(me, "bold", one_line=True),
                         ("   l labels · v verdict on the open run · N note · f flag · u undo", "dim"))
-    labels = [r for r in store.labels() if r["item_id"] == item.item_id]
+    labels = rows.get("label", [])
     out.append("\nlabels  ", style="bold")
     out.append(f"gold {labels_str(item.x, item.y)}")
     for r in labels:
@@ -96,8 +97,7 @@ def annotation_text(state, item: Item) -> Text:
             out.append_text(safe(r["study"], "dim", one_line=True))
             out.append(")", style="dim")
     names = {ref.key: ref.display for ref, _ in state.predictions(item)}
-    mine = [r for r in store.verdicts() if r["item_id"] == item.item_id and r["mode"] == item.mode
-            and r["annotator"] == me]
+    mine = [r for r in rows.get("verdict", []) if r["mode"] == item.mode and r["annotator"] == me]
     out.append("\nyour verdicts  ", style="bold")
     if not mine:
         out.append("none", style="dim")
@@ -106,8 +106,8 @@ def annotation_text(state, item: Item) -> Text:
             out.append(" · ")
         out.append_text(safe(names.get(r["run_key"], r["run_key"]), one_line=True))
         out.append(f" {r['verdict']}", style="bold")
-    notes = [r for r in store.current("note") if r["item_id"] == item.item_id]
-    flags = [r for r in store.current("flag") if r["item_id"] == item.item_id]
+    notes = rows.get("note", [])
+    flags = rows.get("flag", [])
     out.append(f"\nnotes {len(notes)} · flags {len(flags)}", style="bold")
     if flags:
         out.append(" (" + ", ".join(sorted({f["flag"] for f in flags})) + ")")
@@ -141,7 +141,7 @@ class AnnotatingScreen(BaseScreen):
         if self.saved_line is not None:
             text.append("\n")
             text.append_text(self.saved_line)
-        self.query_one("#annotation-summary", Static).update(text)
+        show_text(self.query_one("#annotation-summary", Static), text)
 
     def _where(self, run=None) -> Text:
         out = safe(self.item.item_id, "bold", one_line=True)

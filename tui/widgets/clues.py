@@ -1,19 +1,28 @@
 """The gold clue chain in time order: one card per clue round with its role, date, text and a
 thumbnail per media item; for Y3 items the latest clue and the stale ones marked. A cursor (`c`)
-picks the clue that `g` jumps to in the Session screen."""
+picks the clue that `g` jumps to in the Session screen.
+
+A card is three flat widgets — its text (header and the round's dialogue), its row of thumbnails and
+its caption line — that carry the card's classes (.latest / .stale / .selected), not a container
+around them: every widget and every nesting level costs layout and compositing on each item change.
+The cards are refilled in place from item to item (spare ones hidden), so the next-item keystroke
+mounts and removes nothing (issue 4's 50 ms budget; bench/app.py)."""
 
 from __future__ import annotations
 
+from typing import Iterator
+
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
+from textual.containers import Vertical
 from textual.widget import Widget
 from textual.widgets import Static
 
 from scorer.model import Item, Media, Round, Task
 from tui.evidence import latest_round, stale_clues
 from tui.text import safe
-from tui.widgets.thumbs import media_thumb
+from tui.widgets.prepared import PreparedCache, show_text
+from tui.widgets.thumbs import ThumbRow
 
 ROLE_STYLE = {"answer": "bold green", "select": "bold cyan", "narrow": "bold blue"}
 
@@ -66,147 +75,194 @@ def caption_text(m: Media) -> Text:
     return out
 
 
-class ClueCard(Vertical):
-    def __init__(self, r: Round, n: int, roles: list[str], latest: bool, stale: bool, media: bool = True,
-                 captions_only: bool = False, selected: bool = False, **kw) -> None:
-        super().__init__(classes=self._card_classes(latest, stale, selected), **kw)
-        self.round = r
-        self.n, self.roles, self.latest, self.stale = n, roles, latest, stale
-        self.with_media = media
-        self.captions_only = captions_only
-        self.selected = selected
+def captions_text(r: Round, captions_only: bool) -> Text:
+    """The card's caption lines: every medium's caption, or "(none)" too when captions stand in for media."""
+    return Text("\n").join(caption_text(m) for m in r.media if m.text or captions_only)
 
-    @staticmethod
-    def _card_classes(latest: bool, stale: bool, selected: bool) -> str:
-        return " ".join(c for c in ("clue-card", "latest" if latest else "", "stale" if stale else "",
-                                    "selected" if selected else "") if c)
 
-    def _captions(self, r: Round, captions_only: bool) -> Text:
-        return Text("\n").join(caption_text(m) for m in r.media if m.text or captions_only)
+def _show(widget: Widget, shown: bool) -> None:
+    if widget.display != shown:  # each change relayouts: only when it changes
+        widget.display = shown
 
-    def _shape(self, r: Round, captions_only: bool) -> tuple[bool, bool]:
-        """(has a thumbnail row, has a caption line): which widgets a card for `r` holds."""
-        if not r.media or not self.with_media:
-            return False, False
-        return not captions_only, bool(self._captions(r, captions_only))
 
-    def compose(self) -> ComposeResult:
-        # few widgets per card (header and text in one Static, captions in one): each widget costs
-        # style resolution and layout on every item change
-        yield Static(self.header(self.selected), classes="clue-head")
-        row, caption = self._shape(self.round, self.captions_only)
-        if row:
-            # the thumbnails are mounted just after the card is first painted (see mount_media): the
-            # item's text shows at once, the pictures fill in (their row keeps its height meanwhile)
-            yield Horizontal(classes="clue-media pending")
-        if caption:
-            yield Static(self._captions(self.round, self.captions_only), classes="clue-caption")
-
-    async def reset(self, r: Round, n: int, roles: list[str], latest: bool, stale: bool,
-                    captions_only: bool, selected: bool) -> bool:
-        """Show another round in this card, in place (no unmount/mount: the next-item keystroke's
-        budget). False, changing nothing, when `r` needs another set of widgets."""
-        if self._shape(r, captions_only) != self._shape(self.round, self.captions_only):
-            return False
-        same_media = r.media == self.round.media and captions_only == self.captions_only
-        self.round = r
-        self.n, self.roles, self.latest, self.stale = n, roles, latest, stale
-        self.captions_only, self.selected = captions_only, selected
-        classes = self._card_classes(latest, stale, selected)
-        if set(classes.split()) != set(self.classes):  # a class change restyles the card's subtree
-            self.set_classes(classes)
-        self.query_one(".clue-head", Static).update(self.header(selected))
-        row, caption = self._shape(r, captions_only)
-        if caption:
-            self.query_one(".clue-caption", Static).update(self._captions(r, captions_only))
-        if row and not same_media:
-            media_row = self.query_one(".clue-media", Horizontal)
-            if media_row.children:
-                await media_row.remove_children()
-            media_row.add_class("pending")  # mount_media fills it after the first paint
-        return True
-
-    async def mount_media(self) -> None:
-        """Mount the thumbnails (once); the owner calls it after the card's first paint."""
-        if not self.is_attached or self.captions_only or not self.with_media or not self.round.media:
-            return
-        row = self.query_one(".clue-media", Horizontal)
-        if "pending" not in row.classes:
-            return
-        row.remove_class("pending")
-        await row.mount_all([media_thumb(m, self.app.state) for m in self.round.media])
-
-    def header(self, selected: bool) -> Text:
-        head = clue_header(self.round, self.n, self.roles, self.latest, self.stale, selected)
-        body = round_text(self.round, 400)
+def head_text(texts: PreparedCache, r: Round, n: int, roles: list[str], latest: bool, stale: bool,
+              selected: bool):
+    """A card's first widget: its header line and the round's dialogue (cut at 400 characters)."""
+    def build() -> Text:
+        head = clue_header(r, n, roles, latest, stale, selected)
+        body = round_text(r, 400)
         return Text.assemble(head, "\n", body) if body else head
 
-    def select(self, selected: bool) -> None:
-        self.selected = selected
-        self.set_class(selected, "selected")
-        self.query_one(".clue-head", Static).update(self.header(selected))
+    # rounds by identity: round ids repeat across tasks (the benchmark keeps the rounds alive)
+    return texts.get(("head", id(r), n, tuple(roles), latest, stale, selected), build)
+
+
+def caption_lines(texts: PreparedCache, r: Round, captions_only: bool):
+    """A card's caption lines, or None when it has none to show."""
+    if not any(m.text for m in r.media) and not (captions_only and r.media):
+        return None
+    return texts.get(("captions", id(r), captions_only), lambda: captions_text(r, captions_only))
+
+
+MARKS = frozenset({"latest", "stale", "selected"})
+
+
+class _Card:
+    """One card's widgets (children of the ClueChain, in this order) and what they show."""
+
+    def __init__(self) -> None:
+        self.head = Static(classes="clue-head clue-part")
+        self.row = ThumbRow(classes="clue-media clue-part")
+        self.caption = Static(classes="clue-caption clue-part")
+        self.round: Round | None = None
+        self.n, self.roles, self.latest, self.stale = 0, [], False, False
+        self.marks: frozenset[str] = frozenset()
+
+    @property
+    def widgets(self) -> tuple[Widget, Widget, Widget]:
+        return self.head, self.row, self.caption
+
+    def fill(self, texts: PreparedCache, r: Round, n: int, roles: list[str], latest: bool, stale: bool,
+             selected: bool, media: bool, captions_only: bool) -> None:
+        self.round, self.n, self.roles, self.latest, self.stale = r, n, roles, latest, stale
+        self.mark(latest, stale, selected)
+        _show(self.head, True)
+        show_text(self.head, head_text(texts, r, n, roles, latest, stale, selected))
+        thumbs = bool(r.media) and media and not captions_only
+        if thumbs:
+            self.row.fill(r.media)
+        _show(self.row, thumbs)
+        captions = caption_lines(texts, r, captions_only) if r.media and media else None
+        if captions is not None:
+            show_text(self.caption, captions)
+        _show(self.caption, captions is not None)
+
+    def mark(self, latest: bool, stale: bool, selected: bool) -> None:
+        marks = frozenset(c for c, on in (("latest", latest), ("stale", stale), ("selected", selected)) if on)
+        if marks == self.marks:
+            return  # a class change restyles the widget's subtree: only when it changes
+        self.marks = marks
+        for w in (self.head, self.caption):
+            if w.is_mounted:  # (a Static restyles itself alone)
+                w.set_classes({*(set(w.classes) - MARKS), *marks})
+            else:  # styled once, when mounted
+                w.remove_class(*MARKS, update=False)
+                w.add_class(*marks, update=False)
+        self.row.set_marks({*(set(self.row.classes) - MARKS), *marks})
+
+    def select(self, texts: PreparedCache, selected: bool) -> None:
+        self.mark(self.latest, self.stale, selected)
+        show_text(self.head, head_text(texts, self.round, self.n, self.roles, self.latest, self.stale, selected))
+
+    def hide(self) -> None:
+        for w in self.widgets:
+            _show(w, False)
+        self.round = None
 
 
 class ClueChain(Vertical):
-    """The cards of one item's clue rounds; `select(i)` moves the cursor."""
+    """The cards of one item's clue rounds; `show` refills them, `move(step)` moves the cursor."""
 
-    def __init__(self, **kw) -> None:
+    BLANK = True  # no border, background or content of its own: Textual skips painting its lines
+
+    def __init__(self, media: bool = True, **kw) -> None:
         super().__init__(**kw)
+        self.with_media = media
         self.rounds: list[Round] = []
         self.cursor = 0
+        self._cards: list[_Card] = []
+        self._texts = PreparedCache()  # the cards' texts, shown and prefetched (see prepare)
+        self._empty = Static(Text("no clue rounds (an abstention control, or unlabelled)", style="dim"),
+                             classes="clue-empty")
+        self._missing = Static(classes="clue-missing")
+
+    def compose(self) -> ComposeResult:
+        for card in self._cards:  # filled by preload(), if it came first
+            yield from card.widgets
+        yield self._empty
+        yield self._missing
+
+    def preload(self, task: Task, item: Item, captions_only: bool = False) -> None:
+        """Fill the cards for `item` before the chain is mounted: they are mounted (and styled) once,
+        with the screen (the Item screen opening with this item)."""
+        self._fill(task, item, captions_only)
+
+    @staticmethod
+    def _plan(task: Task, item: Item) -> tuple[list[Round], str | None, set[str], dict[str, list[str]], int]:
+        rounds = list(task.clue_chain(item))
+        latest = latest_round(task, item)
+        cursor = len(rounds) - 1 if latest and rounds else 0
+        return rounds, latest, stale_clues(task, item), round_roles(item), cursor
 
     async def show(self, task: Task, item: Item, captions_only: bool = False) -> None:
-        """Replace the cards (the caller batches the repaint). The cursor starts on the latest clue of a
-        Y3 item, else on the first clue."""
-        self.rounds = list(task.clue_chain(item))
-        latest = latest_round(task, item)
-        stale = stale_clues(task, item)
-        roles = round_roles(item)
+        """Show `item`'s clue rounds (the caller batches the repaint). The cursor starts on the latest
+        clue of a Y3 item, else on the first clue. Thumbnails that could not be reused in place come
+        with mount_media(), after the first paint."""
+        async with self.lock:  # not while mount_media mounts the previous item's thumbnails
+            new = self._fill(task, item, captions_only)
+            if new and self.is_mounted:
+                await self.mount_all(new, before=self._empty)
+
+    def _fill(self, task: Task, item: Item, captions_only: bool) -> list[Widget]:
+        """Fill the cards (new ones first filled, then returned to be mounted: styled once)."""
+        self.rounds, latest, stale, roles, self.cursor = self._plan(task, item)
         missing = [c for c in item.clue_rounds if not task.has_round(c)]
-        self.cursor = len(self.rounds) - 1 if latest and self.rounds else 0
-        old = list(self.children)
-        old_cards = [c for c in old if isinstance(c, ClueCard)]
-        gone: list[Widget] = [c for c in old if not isinstance(c, ClueCard)] + old_cards[len(self.rounds):]
-        tail: list[Widget] = []
-        if not self.rounds:
-            tail.append(Static(Text("no clue rounds (an abstention control, or unlabelled)", style="dim")))
-        # the cards already mounted show the new rounds in place where their widgets fit; new cards
-        # only where they do not (or when this item has more rounds)
-        for n, r in enumerate(self.rounds, start=1):
-            args = (r, n, roles.get(r.round_id, []), r.round_id == latest, r.round_id in stale)
-            selected = n - 1 == self.cursor
-            if n <= len(old_cards):
-                card = old_cards[n - 1]
-                if await card.reset(*args, captions_only=captions_only, selected=selected):
-                    continue
-                await self.mount(ClueCard(*args, captions_only=captions_only, selected=selected), before=card)
-                gone.append(card)
-            else:
-                tail.append(ClueCard(*args, captions_only=captions_only, selected=selected))
+        new: list[Widget] = []
+        while len(self._cards) < len(self.rounds):
+            card = _Card()
+            self._cards.append(card)
+            new.extend(card.widgets)
+        for i, card in enumerate(self._cards):
+            if i < len(self.rounds):
+                r = self.rounds[i]
+                card.fill(self._texts, r, i + 1, roles.get(r.round_id, []), r.round_id == latest,
+                          r.round_id in stale, i == self.cursor, self.with_media, captions_only)
+            elif card.round is not None:
+                card.hide()
+        _show(self._empty, not self.rounds)
         if missing:
-            tail.append(Static(Text.assemble(("clue ids not in the task: ", "red"),
-                                             safe(", ".join(missing), one_line=True))))
-        if gone:
-            await self.remove_children(gone)
-        if tail:
-            await self.mount_all(tail)
+            self._missing.update(Text.assemble(("clue ids not in the task: ", "red"),
+                                               safe(", ".join(missing), one_line=True)))
+        _show(self._missing, bool(missing))
+        return new
+
+    def prepare(self, task: Task, item: Item, captions_only: bool = False, scroller=None) -> Iterator[None]:
+        """Render `item`'s card texts ahead, in the cards that will show them (a generator: one step
+        per card, so the caller can yield to input between them); `scroller`: see Prepared.render_ahead."""
+        rounds, latest, stale, roles, cursor = self._plan(task, item)
+        # rendered as a card shown now with the same selection renders them (the selected card's
+        # background is in its text's style; every card has the same width)
+        shown = [c for c in self._cards if c.round is not None]
+        heads = {("selected" in c.marks): c.head for c in shown}
+        captions_in = {("selected" in c.marks): c.caption for c in shown if c.caption.display}
+        for i, r in enumerate(rounds[: len(self._cards)]):
+            head = head_text(self._texts, r, i + 1, roles.get(r.round_id, []), r.round_id == latest,
+                             r.round_id in stale, i == cursor)
+            if (like := heads.get(i == cursor)) is not None:
+                head.render_ahead(like, scroller)
+            captions = caption_lines(self._texts, r, captions_only) if r.media and self.with_media else None
+            if captions is not None and (like := captions_in.get(i == cursor)) is not None:
+                captions.render_ahead(like, scroller)
+            yield
 
     async def mount_media(self) -> None:
-        """Fill in every card's thumbnails. Call it after the cards were painted (e.g. with
+        """Mount the thumbnails `show` could not reuse. Call it after the cards were painted (e.g. with
         call_after_refresh once the screen's batch is over), so the text shows first."""
-        for card in list(self.query(ClueCard)):
-            await card.mount_media()
+        async with self.lock:
+            for card in list(self._cards):
+                await card.row.settle()
 
     def move(self, step: int) -> Round | None:
         if not self.rounds:
             return None
-        cards = list(self.query(ClueCard))
         old = self.cursor
         self.cursor = (self.cursor + step) % len(self.rounds)
-        if len(cards) == len(self.rounds):
-            cards[old].select(False)
-            cards[self.cursor].select(True)
-            cards[self.cursor].scroll_visible(animate=False)
+        self._cards[old].select(self._texts, False)
+        card = self._cards[self.cursor]
+        card.select(self._texts, True)
+        for w in reversed(card.widgets):  # the card's bottom, then its top: all of it when it fits
+            if w.display:
+                w.scroll_visible(animate=False)
         return self.rounds[self.cursor]
 
     @property

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from rich.console import Group
 from rich.text import Text
 
 from tui.evidence import RunEvidence
@@ -122,7 +121,7 @@ def retrieved_table(ev: RunEvidence) -> Text:
     return grid(title, ("rank", "score", "round", "marks", "delivered"), rows, right=(0, 1))
 
 
-def delivered_table(ev: RunEvidence) -> Group | Text:
+def delivered_table(ev: RunEvidence) -> Text:
     if ev.delivered is None:
         note = "delivered: not logged (unknown — not the same as retrieved)"
         if ev.history_source == "full_context":
@@ -153,4 +152,4 @@ def delivered_table(ev: RunEvidence) -> Group | Text:
     if extra:
         parts.append(Text.assemble(("delivered without being retrieved: ", "bold"),
                                    safe(", ".join(extra), one_line=True)))
-    return Group(*parts)
+    return Text("\n").join(parts)

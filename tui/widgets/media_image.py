@@ -20,11 +20,22 @@ class MediaImage(PictureView):
     def __init__(self, media: Media, root: Path | None, allow_outside_root: bool = False, *,
                  id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
+        self.root, self.allow_outside_root = root, allow_outside_root
         self.media = media
         self.path: Path | None = None
+        self._open(media)
+
+    def set_media(self, media: Media) -> None:
+        """Show another image in this box, in place (a thumbnail reused for the next item)."""
+        if media != self.media:
+            self.media = media
+            self._open(media)
+
+    def _open(self, media: Media) -> None:
         try:
-            path = local_path(media, root, allow_outside_root)
+            path = local_path(media, self.root, self.allow_outside_root)
         except MediaError as exc:
+            self.path = None
             self.fail(str(exc))
             return
         self.path = path

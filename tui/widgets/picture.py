@@ -4,12 +4,17 @@ The owner hands it a `build(cells) -> Picture` job; the view runs it in a thread
 job or the widget's size changes, and shows a placeholder line meanwhile or when the job fails
 (tui.media raises MediaError with the reason). Half-cell pictures arrive as ready-made Strips, so
 painting is a list lookup; Sixel/Kitty pictures go to textual-image's widget, already shrunk.
+
+The view paints the half-cell lines and the "loading …" line itself (no child widget for them): a
+picture arriving swaps content in place (toggling which child is displayed would relayout the whole
+screen, once per image), and a thumbnail is one widget to lay out and composite, not three.
 """
 
 from __future__ import annotations
 
 from typing import Callable
 
+from rich.style import Style as RichStyle
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.strip import Strip
@@ -24,40 +29,16 @@ from tui.text import safe
 Build = Callable[[tuple[int, int]], img.Picture]
 
 
-class _Strips(Widget):
-    """Paints prepared half-cell lines, or a one-line message (e.g. "loading …"); blank beyond them.
-
-    The loading line is painted here rather than by the placeholder Static so that a picture arriving
-    swaps content in place: toggling which child is displayed would relayout the whole screen, once
-    per image."""
-
-    DEFAULT_CSS = "_Strips { width: 100%; height: 100%; }"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.strips: tuple[Strip, ...] = ()
-        self.message: Text | None = None
-
-    def render_line(self, y: int) -> Strip:
-        width = self.size.width
-        bg = self.rich_style  # the box's own background beyond the picture
-        if y < len(self.strips):
-            return self.strips[y].crop_extend(0, width, bg)
-        if y == 0 and self.message is not None and not self.strips:
-            line = Text(" ", style=bg)  # the placeholder's left padding
-            line.append_text(self.message)
-            line.truncate(width)
-            return Strip(list(line.render(self.app.console)), line.cell_len).crop_extend(0, width, bg)
-        return Strip.blank(width, bg)
-
-
 class PictureView(Widget):
     """A picture box. `show(key, build, what)` sets the job; `fail(reason)` shows a placeholder."""
 
     DEFAULT_CSS = """
     PictureView { height: 12; width: 100%; }
     PictureView > .picture-placeholder { width: 100%; height: auto; color: $text-muted; padding: 0 1; }
+    PictureView.-labelled > * { margin-top: 1; }
+    PictureView > .picture--label { color: $text-muted; }
     """
+    COMPONENT_CLASSES = {"picture--label"}
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
@@ -68,29 +49,88 @@ class PictureView(Widget):
         self._wanted: tuple[object, tuple[int, int]] | None = None  # (key, cells) being loaded
         self.picture: img.Picture | None = None
         self.error: str | None = None
+        self._strips: tuple[Strip, ...] = ()  # half-cell lines painted by render_line
+        self._message: Text | None = None  # or this line (e.g. "loading …")
+        self._painted = True  # False while a child (placeholder, graphics) shows instead
+        self._label: Text | None = None
+        self._bg = None  # set while painting (render_lines)
+
+    @property
+    def label(self) -> Text | None:
+        """A line above the picture (a thumbnail's name), painted by render_line; None: no line."""
+        return self._label
+
+    @label.setter
+    def label(self, text: Text | None) -> None:
+        self._label = text
+        # children (the placeholder, a Sixel/Kitty picture) go below it
+        self.set_class(text is not None, "-labelled", update=self.is_mounted)
+        self.refresh()
 
     def compose(self) -> ComposeResult:
         ph = Static(classes="picture-placeholder")
-        ph.display = False  # for a failure's reason only; loading shows in _Strips (see there)
+        ph.display = False  # for a failure's reason only; loading is painted by render_line
         yield ph
-        yield _Strips()
+
+    def render_lines(self, crop):
+        # the box's background, once per paint rather than per line (it walks the ancestors)
+        self._bg = self.rich_style
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._bg = None
+
+    def render_line(self, y: int) -> Strip:
+        """The half-cell picture's line `y`, or the one-line message on line 0; blank beyond them (and
+        under a failure's placeholder or a Sixel/Kitty picture, which are child widgets)."""
+        width = self.size.width
+        bg = self._bg or self.rich_style  # the box's own background beyond the picture
+        if self._label is not None:
+            if y == 0:
+                return self._label_line(width, bg)
+            y -= 1
+        if self._painted and y < len(self._strips):
+            return self._strips[y].crop_extend(0, width, bg)
+        if y == 0 and self._painted and self._message is not None and not self._strips:
+            line = Text(" ", style=bg)  # the placeholder's left padding
+            line.append_text(self._message)
+            line.truncate(width)
+            return Strip(list(line.render(self.app.console)), line.cell_len).crop_extend(0, width, bg)
+        return Strip.blank(width, bg)
 
     def on_mount(self) -> None:
-        # literal and on one line: _Strips paints it as raw segments (a file name may hold ESC or \n)
+        # literal and on one line: render_line paints it as raw segments (a file name may hold ESC or \n)
         self._placeholder(safe(f"loading {self._what}…" if self._what else "", "dim italic", one_line=True))
         self._request()
 
+    def _label_line(self, width: int, bg) -> Strip:
+        lines = self._label.wrap(self.app.console, max(1, width))  # its first line, as a 1-line Static
+        muted = self.get_component_rich_style("picture--label").color  # blended on this box's background
+        line = Text(style=bg + RichStyle(color=muted))
+        if lines:
+            line.append_text(lines[0])
+        line.truncate(width)
+        return Strip(list(line.render(self.app.console)), line.cell_len).crop_extend(0, width, bg)
+
     # -- the owner's API ------------------------------------------------------------------------
     def show(self, key: object, build: Build, what: str = "") -> None:
-        """Show the picture `build` makes; `key` identifies it (same key, same size: nothing to do)."""
+        """Show the picture `build` makes; `key` identifies it (same key, same size: nothing to do).
+        Another key on a mounted view (a reused thumbnail) shows "loading …" at once, in place."""
+        changed = key != self._key or self.error is not None
         self._key, self._build, self._what = key, build, what
         self.error = None
         if self.is_mounted:
+            if changed:
+                self.picture = None
+                self._shown = None
+                self._restore_box()
+                self._placeholder(safe(f"loading {what}…" if what else "", "dim italic", one_line=True))
             self._request()
 
     def fail(self, reason: str) -> None:
         """Show `reason` instead of a picture."""
         self._key, self._build = None, None
+        self._wanted = self._shown = None  # an answer still on its way is for another picture
         self.error = reason
         self.picture = None
         if self.is_mounted:
@@ -101,7 +141,7 @@ class PictureView(Widget):
         self._request()
 
     def _cells(self) -> tuple[int, int]:
-        return self.content_size.width, self.content_size.height
+        return self.content_size.width, self.content_size.height - (self._label is not None)
 
     def _request(self) -> None:
         if self._build is None:
@@ -145,13 +185,11 @@ class PictureView(Widget):
 
     def _placeholder(self, text: Text, failed: bool = False) -> None:
         ph = self.query_one(".picture-placeholder", Static)
-        strips = self.query_one(_Strips)
         if not failed:
-            # loading keeps the box (no jump), drawn in place by _Strips: no relayout
-            strips.strips, strips.message = (), text
-            _show(strips, True)
+            # loading keeps the box (no jump), painted in place by render_line: no relayout
+            self._strips, self._message, self._painted = (), text, True
             _show(ph, False)
-            strips.refresh()
+            self.refresh()
             for g in self._graphics():
                 _show(g, False)
             return
@@ -159,24 +197,28 @@ class PictureView(Widget):
         self.styles.height = "auto"
         ph.update(text)
         _show(ph, True)
-        _show(strips, False)
+        self._strips, self._message, self._painted = (), None, False
+        self.refresh()
         for g in self._graphics():
             _show(g, False)
 
     def _graphics(self) -> list[Widget]:
-        return [w for w in self.children if not isinstance(w, (Static, _Strips))]
+        return [w for w in self.children if not isinstance(w, Static)]
 
-    def _paint(self, pic: img.Picture) -> None:
+    def _restore_box(self) -> None:
         if self.styles.has_rule("height") and self.styles.height is not None and self.styles.height.is_auto:
             self.styles.clear_rule("height")  # back to the CSS box after a failure
+
+    def _paint(self, pic: img.Picture) -> None:
+        self._restore_box()
         _show(self.query_one(".picture-placeholder", Static), False)
-        strips = self.query_one(_Strips)
         if pic.mode == img.HALFCELL:
-            strips.strips, strips.message = pic.strips, None
-            _show(strips, True)  # usually shown already (loading): the picture swaps in place
-            strips.refresh()
+            # usually "loading" was painted: the picture swaps in place
+            self._strips, self._message, self._painted = pic.strips, None, True
+            self.refresh()
             return
-        _show(strips, False)
+        self._strips, self._message, self._painted = (), None, False
+        self.refresh()
         existing = self._graphics()
         if existing:
             g = existing[0]

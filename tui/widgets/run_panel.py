@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from rich.console import Group
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
@@ -16,6 +15,7 @@ from tui.evidence import RunEvidence, run_evidence
 from tui.state import RunRef, score_of
 from tui.text import fmt_score, safe
 from tui.widgets.evidence_tables import chain_summary, chain_table, delivered_table, retrieved_table
+from tui.widgets.prepared import PreparedCache, show_text
 
 VIEWS = ("retrieved", "delivered")
 CACHE_SIZE = 256  # computed panels kept (n/p back and forth, switching runs): a few KB each
@@ -101,43 +101,63 @@ def answer_text(ref: RunRef, p: Prediction, item: Item, rotation: int) -> Text:
 
 
 class RunPanel(VerticalScroll):
-    """Shows one (run, prediction) for the current item; `show` swaps the data in place."""
+    """Shows one (run, prediction) for the current item. The Item screen has one, refilled for the run
+    whose tab is selected (`show` swaps the data in place): other runs cost nothing until chosen."""
 
-    def __init__(self, ref: RunRef, **kw) -> None:
+    BLANK = True  # no border, background or content of its own (its Static paints): nothing to paint
+
+    def __init__(self, ref: RunRef | None = None, **kw) -> None:
         super().__init__(**kw)
         self.ref = ref
         self.view = "retrieved"
         self.evidence: RunEvidence | None = None
-        self.shown: tuple | None = None  # (item id, mode, rotation, view) on display
+        self.shown: tuple | None = None  # (item id, mode, rotation, view, run index) on display
         self._answer = Text()
+        self._texts = PreparedCache()  # bodies shown and prefetched, by (run, item, rotation, view)
 
     def compose(self) -> ComposeResult:
         yield Static(classes="run-body")
 
-    def show(self, task: Task, item: Item, p: Prediction, rotation: int, view: str) -> None:
-        shown = (item.item_id, item.mode, rotation, view)
+    def show(self, ref: RunRef, task: Task, item: Item, p: Prediction, rotation: int, view: str) -> None:
+        shown = (item.item_id, item.mode, rotation, view, ref.index)
         if shown == self.shown:
             return
+        other = self.shown is None or shown[:2] != self.shown[:2] or ref.index != self.shown[4]
         self.shown = shown
+        self.ref = ref
         self.view = view
-        self.evidence, self._answer = PANELS.get(self.ref, task, item, p, rotation)
+        self.evidence, self._answer = PANELS.get(ref, task, item, p, rotation)
         self._show_view()
+        if other and self.scroll_y:  # another run or item starts at its top
+            self.scroll_home(animate=False)
 
     def set_view(self, view: str) -> None:
         self.view = view
         if self.shown is not None:
-            self.shown = (*self.shown[:3], view)
+            self.shown = (*self.shown[:3], view, self.shown[4])
         self._show_view()
 
     def _show_view(self) -> None:
-        ev = self.evidence
-        if ev is None:
+        if self.evidence is None or self.shown is None:
             return
-        body = retrieved_table(ev) if self.view == "retrieved" else delivered_table(ev)
-        head = Text.assemble(("evidence: ", "bold"), *(
-            (f"[{v}]" if v == self.view else f" {v} ", "reverse bold" if v == self.view else "dim")
-            for v in VIEWS), ("  (e switches)", "dim"))
-        gap = Text("")
-        # one Static for the whole panel: a run switch or an item change is one widget update
-        self.query_one(".run-body", Static).update(
-            Group(self._answer, gap, chain_summary(ev), gap, head, body, gap, chain_table(ev)))
+        show_text(self.query_one(".run-body", Static), self._body(self.shown, self.evidence, self._answer))
+
+    def _body(self, shown: tuple, ev: RunEvidence, answer: Text):
+        # one Static, one Text (not a Group: Textual measures and wraps a Text natively, and keeps its
+        # height): a run switch or an item change is one widget update
+        return self._texts.get(shown, lambda: body_text(ev, answer, shown[3]))
+
+    def prepare(self, ref: RunRef, task: Task, item: Item, p: Prediction, rotation: int, view: str) -> None:
+        """Render what `show` would show ahead (the Item screen's prefetch of the next item)."""
+        ev, answer = PANELS.get(ref, task, item, p, rotation)
+        self._body((item.item_id, item.mode, rotation, view, ref.index), ev, answer).render_ahead(
+            self.query_one(".run-body", Static), self)
+
+
+def body_text(ev: RunEvidence, answer: Text, view: str) -> Text:
+    """The panel: the run's answer and score, the chain's completeness, then the evidence list."""
+    body = retrieved_table(ev) if view == "retrieved" else delivered_table(ev)
+    head = Text.assemble(("evidence: ", "bold"), *(
+        (f"[{v}]" if v == view else f" {v} ", "reverse bold" if v == view else "dim") for v in VIEWS),
+        ("  (e switches)", "dim"))
+    return Text("\n").join([answer, Text(), chain_summary(ev), Text(), head, body, Text(), chain_table(ev)])

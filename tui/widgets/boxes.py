@@ -1,0 +1,19 @@
+"""Layout boxes with nothing of their own to paint (no border, background or content): Textual skips
+painting their lines (`BLANK`), which a screen redrawn on every keystroke (the Item screen) notices.
+Give them padding at most: a border or a background on one would not be drawn."""
+
+from __future__ import annotations
+
+from textual.containers import Horizontal, Vertical, VerticalScroll
+
+
+class BlankRow(Horizontal):
+    BLANK = True
+
+
+class BlankColumn(Vertical):
+    BLANK = True
+
+
+class BlankScroll(VerticalScroll):
+    BLANK = True  # its scrollbar is a widget of its own, painted as usual
