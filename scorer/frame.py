@@ -14,7 +14,7 @@ import numpy as np
 if TYPE_CHECKING:  # imported where used: `memscope score` reads runs while pandas loads
     import pandas as pd
 
-from scorer.load.join import Joiner
+from scorer.load.join import Joiner, logged_question, question_matches
 from scorer.model import X_LABELS, Y_LABELS, Benchmark, Run
 from scorer.names import DEFAULT_DISPLAY_NAMES, display_name
 
@@ -46,7 +46,7 @@ def predictions_frame(
             item.answerable, item.cluster,
             _f(p.em), _f(p.judge), _f(p.bleu_1), _f(p.f1), _f(p.exact_match), _f(p.contains_gt),
             p.valid_choice, p.abstained,
-            not p.question or " ".join(p.question.split()) == " ".join(item.question.split()),
+            not p.question or question_matches(p.question, item.question, logged_question(item)),
             p.pred, p.gt, p.line, str(run.folder),
         ))
     import pandas as pd

@@ -17,6 +17,9 @@ from typing import Any, Iterable, Iterator, Mapping
 X_LABELS = ("X1", "X2", "X3", "X4")
 Y_LABELS = ("Y1", "Y2", "Y3")
 MODES = ("mcq", "open")
+# How a rotation MCQ row's EM is averaged: over the item's rotations (the paper's definition: an
+# unlogged rotation scores 0) or over the rotations the row logged (`--rotations logged`).
+ROTATION_RULES = ("item", "logged")
 MEDIA_KINDS = ("image", "video", "audio")
 CHAIN_ROLES = ("narrow", "select", "answer")
 CHAIN_MODALITIES = ("text", "image", "video", "audio")
@@ -366,6 +369,21 @@ class Prediction:
         return memo[name]
 
 
+@dataclass(frozen=True, slots=True)
+class RunProblem:
+    """Something a reader noticed in a run folder that changes what its numbers mean: a non-finite
+    number read as missing, a score logged as text, a task name matched loosely. `location` is
+    `file:line` (or the file alone); `severity` is "error", "warning" or "note"."""
+
+    location: str
+    severity: str
+    message: str
+    kind: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.location}: {self.severity}: {self.message}"
+
+
 @dataclass(frozen=True, eq=False)
 class Run:
     """One (backbone, method, mode) over one task, read from one upstream run folder."""
@@ -375,10 +393,11 @@ class Run:
     mode: str
     task: str
     folder: Path
-    modality: str | None = None  # "text" | "multimodal" | None
+    modality: str | None = None  # "text" | "multimodal" | "no_visual" | as logged | None (scorer.names)
     config: Mapping[str, Any] = field(default_factory=_empty)
     metrics: Mapping[str, Any] = field(default_factory=_empty)
     predictions: tuple[Prediction, ...] = ()
+    problems: tuple[RunProblem, ...] = ()  # what the reader noticed (scorer.load.row_checks)
 
     @property
     def key(self) -> str:

@@ -32,11 +32,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from scorer import __version__
+from scorer import __version__, frame_checks
 from scorer.forked import fork_map, worker_count
 from scorer.load.lean import frame_from_runs, read_frame, run_folders
 from scorer.load.memeye import load_benchmark
 from scorer.model import Benchmark
+from scorer.names import family_of
 from scorer.sections.base import ScoreContext, ScoreOptions, SectionResult
 
 if TYPE_CHECKING:  # imported where used: runs are read while pandas loads (see `score`)
@@ -65,12 +66,6 @@ LEAN_SECTION_NAMES = frozenset({"matrix", "position", "position_bias", "agreemen
 # Keys report.json always has (DESIGN §6), present as {"value": null, "reason": …} when absent.
 REQUIRED_SECTIONS = ("matrix", "agreement", "oracle", "evidence", "abstention")
 ANNOTATION_KINDS = ("label", "verdict", "oracle")
-
-# Families of the paper's main table for methods whose runs do not state a modality.
-DEFAULT_FAMILIES = {
-    "Refl.": "text", "Gen.Ag.": "text", "MemOS": "text", "A-Mem": "text",
-    "MIRIX": "multimodal", "MMA": "multimodal", "M2A": "multimodal",
-}
 
 Progress = Callable[[str, int, int], None]  # (stage description, done, total)
 
@@ -135,12 +130,6 @@ def load_sections(names: Sequence[str] | None = None) -> tuple[list[Any], list[S
         if names is None or mod.NAME in names or short in names:
             mods.append(mod)
     return mods, missing
-
-
-def family_of(modality: Any, display: str) -> str:
-    if modality in ("text", "multimodal"):
-        return modality
-    return DEFAULT_FAMILIES.get(display, "other")
 
 
 def rotation_answers(bench: Benchmark) -> dict[str, tuple[str, ...]]:
@@ -222,7 +211,7 @@ def build_context(
 
         folders = run_folders(run_paths)
         note("reading runs", 0, len(folders))
-        runs = load_runs(folders)
+        runs = load_runs(folders, benchmark=bench)
         frame, unmatched = frame_from_runs(bench, runs, options.names)
         files = []
         for r in runs:
@@ -252,17 +241,28 @@ def build_context(
     note("scoring answers", 0, 1)
     import pandas as pd
 
+    from scorer.metrics import text_metrics
     from scorer.metrics.answers import score_frame
 
-    frame, counts = score_frame(frame, rotation_answers(bench), options.judge_levels)
+    frame, withheld, found, checks = frame_checks.before_scoring(frame, runs, options.judge_scale,
+                                                                 options.recompute_text_metrics)
+    warnings += found
+    frame, counts = score_frame(frame, rotation_answers(bench), options.judge_levels, rotations=options.rotations)
     if counts["em_recorded_differs"]:
         warnings.append(f"{counts['em_recorded_differs']} MCQ row(s) record an `em` that differs from the one "
                         "recomputed from their rotation choices; the recomputed value is used")
+    # Recorded text metrics against upstream's functions (issue 12.8); --recompute-text-metrics uses these.
+    frame, text_counts = text_metrics.recompute_frame(frame, options.recompute_text_metrics)
+    if not options.recompute_text_metrics and (why := text_metrics.frame_warning(text_counts)):
+        warnings.append(why)
+    frame, found, more = frame_checks.after_scoring(frame, runs, withheld, options.rotations)
+    warnings += found
+    checks.update(more)
     frame, dropped = _dedupe(frame)
     if dropped:
         warnings.append(f"{dropped} row(s) repeat an item already scored by the same backbone, method and mode "
                         "(several run folders for one task?); the row from the last folder is used")
-    per_method = {m: family_of(mod, d) for m, mod, d in
+    per_method = {m: family_of(m, mod, d, options.families) for m, mod, d in
                   frame[["method", "modality", "display"]].drop_duplicates("method").itertuples(index=False)}
     frame["family"] = frame["method"].map(per_method) if len(frame) else pd.Series([], dtype=object)
     annotations = None
@@ -273,12 +273,16 @@ def build_context(
     else:
         inputs["annotations"] = None
     inputs["rows"] = {"scored": len(frame), "unmatched": int(unmatched), "duplicates_dropped": dropped,
-                      **{k: int(v) for k, v in counts.items()}}
+                      **{k: int(v) for k, v in counts.items()}, "text_metrics": text_counts}
     inputs["options"] = {
         "seed": options.seed, "resamples": options.resamples, "k": options.k, "judge_levels": options.judge_levels,
         "compare": [list(p) for p in options.compare], "clustered": options.clustered, "study": options.study,
+        "rotations": options.rotations, "judge_scale": checks.get("judge_scale"),
+        "mark_all": options.mark_all,  # best/second marked among reference baselines too
+        "recompute_text_metrics": options.recompute_text_metrics,
         "extra": {str(k): v for k, v in (options.extra or {}).items()},  # section options (stage pairs, …)
     }
+    inputs["checks"] = {k: v for k, v in checks.items() if k != "judge_scale"}  # what was withheld, and why
     inputs["versions"] = _versions()
     ctx = ScoreContext(bench=bench, runs=runs, frame=frame, annotations=annotations, options=options)
     return ctx, inputs, warnings

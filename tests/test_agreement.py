@@ -417,3 +417,79 @@ def test_kappa_symmetric(pair, weights):
 def test_identical_raters_kappa_one(a, weights):
     r = cohen_kappa(a, list(a), weights)
     assert r.kappa == 1.0 and r.observed == 1.0
+
+
+# --- Weighted κ on an explicit ordinal scale (an unused level still counts) ----------------------
+
+
+def test_weighted_kappa_with_an_unused_level_by_hand():
+    # Scale 0 < 1 < 2 < 3; the raters never use 2. Pairs (0,0) ×2, (1,1), (3,3), (0,1), (1,3):
+    # rows (3, 2, 0, 1), columns (2, 2, 0, 2).
+    # Linear |i−j|: observed 1 + 2 = 3; expected Σ r_i c_j |i−j| = 3(2·1 + 2·3) + 2(2·1 + 2·2) + 1(2·3 + 2·2)
+    #   = 24 + 12 + 10 = 46; κ = 1 − 6·3/46 = 14/23. Dropping the unused level (positions 0, 1, 2)
+    #   would give 1 − 6·2/32 = 0.625 instead.
+    # Quadratic (i−j)²: observed 1 + 4 = 5; expected 3(2 + 18) + 2(2 + 8) + 1(18 + 8) = 106; κ = 38/53.
+    a = [0, 0, 1, 3, 0, 1]
+    b = [0, 0, 1, 3, 1, 3]
+    scale = (0, 1, 2, 3)
+    assert cohen_kappa(a, b, "linear", scale).kappa == pytest.approx(14 / 23)
+    assert cohen_kappa(a, b, "linear").kappa == pytest.approx(0.625)  # labels inferred: only those used
+    assert cohen_kappa(a, b, "quadratic", scale).kappa == pytest.approx(38 / 53)
+    for w in ("linear", "quadratic"):
+        r = cohen_kappa(a, b, w, scale)
+        assert r.kappa == pytest.approx(cohen_kappa_score(a, b, weights=w, labels=list(scale)), abs=1e-12)
+        sm = cohens_kappa(np.array(r.confusion), wt=w)  # the 4 × 4 table with its empty row and column
+        assert np.array(r.confusion)[2].sum() == 0 and np.array(r.confusion)[:, 2].sum() == 0
+        assert (r.kappa, r.se, r.ci_low, r.ci_high) == (pytest.approx(sm.kappa, abs=1e-12),
+                                                       pytest.approx(sm.std_kappa, abs=1e-12),
+                                                       pytest.approx(sm.kappa_low, abs=1e-12),
+                                                       pytest.approx(sm.kappa_upp, abs=1e-12))
+
+
+@pytest.mark.parametrize("weights", ["linear", "quadratic"])
+def test_weighted_kappa_with_unused_levels_matches_references(weights):
+    for seed in range(10):
+        rng = np.random.default_rng(100 + seed)
+        used = sorted(rng.choice(6, size=3 + seed % 3, replace=False).tolist())  # of a six-level scale
+        a = rng.choice(used, 40 + seed)
+        b = np.where(rng.random(a.size) < 0.6, a, rng.choice(used, a.size))
+        r = cohen_kappa(a.tolist(), b.tolist(), weights, labels=range(6))
+        assert r.kappa == pytest.approx(cohen_kappa_score(a, b, weights=weights, labels=list(range(6))), abs=1e-12)
+        sm = cohens_kappa(np.array(r.confusion), wt=weights)
+        assert r.se == pytest.approx(sm.std_kappa, abs=1e-12)
+        assert (r.ci_low, r.ci_high) == (pytest.approx(sm.kappa_low, abs=1e-12), pytest.approx(sm.kappa_upp, abs=1e-12))
+
+
+def test_ordinal_kappas_three_weightings_shared_draws():
+    from scorer.metrics.agreement import ordinal_kappas
+
+    rng = np.random.default_rng(21)
+    a = rng.choice(JUDGE_LEVELS, 50)
+    b = np.clip(a + rng.choice([-0.25, 0, 0, 0.5], 50), 0, 1)
+    got = ordinal_kappas(a.tolist(), b.tolist(), JUDGE_LEVELS, n_resamples=400, seed=3)
+    assert [k.weights for k in got] == [None, "linear", "quadratic"]
+    codes = lambda x: np.searchsorted(JUDGE_LEVELS, x)
+    for k in got:
+        assert k.result.kappa == pytest.approx(cohen_kappa_score(codes(a), codes(b), weights=k.weights,
+                                                                 labels=range(5)), abs=1e-12)
+        ref = loop_kappas(codes(a), codes(b), 400, 3, k.weights)  # the same item draws, one sklearn κ each
+        low, high = np.quantile(ref[np.isfinite(ref)], [0.025, 0.975])
+        assert (k.bootstrap.ci_low, k.bootstrap.ci_high) == (pytest.approx(low, abs=1e-12), pytest.approx(high, abs=1e-12))
+
+
+def test_weighted_kappa_undefined_when_denominator_is_zero():
+    # Both raters give every item the same level: p_e = 1 under any weighting (0/0), even though
+    # the scale has other levels.
+    for w in (None, "linear", "quadratic"):
+        r = cohen_kappa([0.5] * 7, [0.5] * 7, w, labels=JUDGE_LEVELS)
+        assert r.kappa is None and r.se is None and "p_e = 1" in r.undefined_reason and r.n == 7
+        boot = kappa_bootstrap_ci([0.5] * 7, [0.5] * 7, w, labels=JUDGE_LEVELS, n_resamples=50)
+        assert boot.ci_low is None and boot.dropped == 50
+
+
+def test_zero_variance_is_zero_not_rounding_noise():
+    # κ_linear = 0 here and its asymptotic variance is exactly 0 (checked with fractions); float
+    # sums left ~1e-17, i.e. an SE of ~1e-8 that differed when the raters were swapped.
+    for a, b in (([0, 0, 1], [2, 3, 1]), ([2, 3, 1], [0, 0, 1])):
+        r = cohen_kappa(a, b, "linear")
+        assert r.kappa == 0.0 and r.se == 0.0 and r.ci_low == r.ci_high == 0.0

@@ -166,7 +166,8 @@ def test_score_frame_recomputes_em_coerces_judge_and_fills_bleu():
     answers = {"T:1": ("A", "B", "C", "D"), "T:2": ("B",), "T:3": ("A", "B", "C", "D")}
     out, counts = score_frame(frame, answers, judge_levels=3)
     assert list(out["em"][:3]) == [0.75, 1.0, 0.25]  # T:3 logged no choices: its recorded em stands
-    assert counts == {"em_recomputed": 2, "em_recorded_differs": 2, "em_from_record": 1, "bleu_1_computed": 1}
+    assert counts == {"em_recomputed": 2, "em_recorded_differs": 2, "em_from_record": 1, "bleu_1_computed": 1,
+                      "partial_rotations": 0}
     assert out["em"][3:].isna().all()
     assert list(out["judge"][3:]) == [0.5, 1.0]
     assert out["bleu_1"][3] == 0.4 and out["bleu_1"][4] == pytest.approx(0.75)

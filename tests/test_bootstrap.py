@@ -273,3 +273,20 @@ def test_percentiles_by_sorting_equal_numpy_quantile(size, confidence):
     ref = np.quantile(dist, [alpha, 1 - alpha], axis=1)
     assert np.allclose(low, ref[0], rtol=0, atol=1e-12) and np.allclose(high, ref[1], rtol=0, atol=1e-12)
     assert percentile_ci(dist[0], confidence) == (float(low[0]), float(high[0]))
+
+
+@pytest.mark.parametrize("n, resamples", [(30, 400), (2_000, 7_000)])  # cached multiplicities | index draws
+def test_resample_code_counts_equal_the_multiplicity_product(n, resamples):
+    from scorer.metrics.bootstrap import COUNTS_CACHE_BYTES, resample_code_counts
+
+    cacheable = n * resamples * (1 if n <= 255 else 2) <= COUNTS_CACHE_BYTES // 4
+    assert cacheable == (n == 30)  # the two cases take the two paths
+    codes = np.random.default_rng(4).integers(0, 7, n)
+    onehot = np.eye(7)[codes]
+    idx = np.random.default_rng(11).integers(0, n, size=(resamples, n))  # the project's draws
+    reference = np.stack([np.bincount(codes[row], minlength=7) for row in idx]).astype(float)
+    for max_cells in (4_000_000, 5_000):
+        got = np.vstack(list(resample_code_counts(codes, 7, resamples, 11, max_cells=max_cells)))
+        assert np.array_equal(got, reference)
+    products = np.vstack([w @ onehot for w in resample_counts(n, resamples, 11, dtype=float)])
+    assert np.array_equal(products, reference)

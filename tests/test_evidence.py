@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scorer.metrics.evidence import (clue_positions, dedupe, diagnose, fact_modality, item_diagnosis,
+from scorer.metrics.evidence import (clue_positions, dedupe, diagnose, fact_modality, item_diagnosis, item_evidence,
                                      item_evidence_marks, recall_curve, round_modalities, tie_ranks)
 from scorer.model import ChainFact, Retrieved
 from tests import evidence_tasks as E
@@ -157,10 +157,18 @@ def test_item_marks_delivered_subset():
     assert by["D2:2"].latest and by["D2:2"].gold and by["D2:2"].delivered and not by["D2:2"].stale
     assert by["D1:1"].gold and by["D1:1"].stale and not by["D1:1"].in_top_k
     assert by["D3:1"].score == 0.8 and by["D1:1"].recency_age == 7
-    assert m.chain_retrieved is True and m.chain_delivered is True
-    assert m.delivered_not_retrieved == ()
+    # retrieved = the top K = 3: D1:1 (a chain fact, 4th) is a candidate beyond K, as the chain and
+    # delivery tables count it (issue 12, point 11); it was delivered without being retrieved
+    assert m.chain_retrieved is False and m.chain_delivered is True
+    assert (m.status.n_retrieved, m.status.n_delivered, m.status.n_facts) == (1, 2, 2)
+    assert [(c.round_id, c.retrieved) for c in m.chain] == [("D1:1", False), ("D2:2", True)]
+    assert m.delivered_not_retrieved == ("D1:1",)
+    assert [r.round_id for r in m.dropped] == ["D1:2", "D3:1"]  # top-3 rounds packing left out
     assert [c.modality for c in m.chain] == ["image", "image"]
     assert m.diagnosis.rank_inversion  # D1:2 (stale, rank 1) above D2:2 (rank 2)
+    m4 = item_evidence_marks(TASK, Y3, p, k=4)  # at K = 4 the whole chain is retrieved
+    assert m4.chain_retrieved is True and m4.chain_delivered is True and m4.delivered_not_retrieved == ()
+    assert m4.status.n_retrieved == 2 and [r.round_id for r in m4.dropped] == ["D1:2", "D3:1"]
 
 
 def test_item_marks_delivered_not_subset_and_unknown():
@@ -175,6 +183,22 @@ def test_item_marks_delivered_not_subset_and_unknown():
     # oracle row: delivered without retrieval
     m3 = item_evidence_marks(TASK, Y3, E.pred(Y3, delivered=["D1:1", "D2:2"]), k=10)
     assert m3.rounds == () and m3.chain_retrieved is None and m3.chain_delivered is True and m3.diagnosis is None
+
+
+def test_item_evidence_reads_the_top_k_distinct_rounds_as_retrieved():
+    # logged: D1:2, D1:2 again, D2:2, D1:1, D3:1; K = 3 → retrieved D1:2, D2:2, D1:1 (a repeat keeps its
+    # first position and takes no place in the top K), D3:1 a candidate beyond K
+    p = E.pred(Y3, retrieved=["D1:2", "D1:2", "D2:2", "D1:1", "D3:1"], delivered=["D2:2", "D3:1"])
+    ev = item_evidence(TASK, Y3, p, 3)
+    assert ev.retrieved == ("D1:2", "D2:2", "D1:1") and [e.round_id for e in ev.pool][-1] == "D3:1"
+    assert (ev.chain.n_retrieved, ev.chain.n_delivered, ev.chain.n_facts) == (2, 1, 2)
+    assert ev.chain.chain_retrieved is True and ev.chain.chain_delivered is False
+    assert ev.diagnosis.full_clue and ev.diagnosis.coverage == 1.0  # the same K, the same rounds
+    assert ev.not_delivered == ("D1:2", "D1:1")  # top-3 rounds packing left out; D3:1 is no "drop"
+    at2 = item_evidence(TASK, Y3, p, 2)
+    assert at2.chain.chain_retrieved is False and at2.diagnosis.coverage == 0.5 and at2.not_delivered == ("D1:2",)
+    unknown = item_evidence(TASK, Y3, E.pred(Y3, retrieved=None, delivered=None), 3)
+    assert not unknown.any_logged and unknown.chain.n_retrieved is None and unknown.not_delivered is None
 
 
 def test_item_marks_use_chain_modalities_when_given():

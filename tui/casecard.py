@@ -15,7 +15,7 @@ from pathlib import Path
 
 from scorer.model import Item, Media, Round
 from scorer.safe_text import plain
-from tui.evidence import latest_round, run_evidence, stale_clues
+from tui.evidence import DEFAULT_K, latest_round, run_evidence, stale_clues
 from tui.media.source import MediaError, local_path
 from tui.state import AppState, score_of
 
@@ -38,6 +38,15 @@ def slug(text: str) -> str:
 
 def _score(v: float | None) -> str:
     return "—" if v is None else f"{v:.2f}"
+
+
+def _chain_cell(complete: bool | None, got: int | None, status) -> str:
+    """'yes (2/2)', 'no (1/2)' or 'not logged': the chain's completeness with its counts."""
+    if got is None or status is None:
+        return "not logged"
+    if complete is None:
+        return "no chain round in the task"
+    return f"{'yes' if complete else 'no'} ({got}/{status.n_facts})"
 
 
 def copy_images(state: AppState, rounds: list[Round], out: Path) -> dict[int, Path]:
@@ -78,13 +87,17 @@ def markdown(state: AppState, item: Item, runs, copied: dict[int, Path]) -> str:
              f"**Task:** {md(task.name)} · **Cell:** {md(cell)} · "
              f"**Answerable:** {'yes' if item.answerable else 'no'}", ""]
     if runs:
-        lines += ["| run | backbone | score | chain retrieved | chain delivered |", "|---|---|---|---|---|"]
+        lines += [f"| run | backbone | score | chain retrieved (top-{DEFAULT_K}) | chain delivered |",
+                  "|---|---|---|---|---|"]
         for ref, p in runs:
             ev = run_evidence(task, item, p)
-            yn = {True: "yes", False: "no", None: "not logged"}
+            s = ev.marks.status
             lines.append(f"| {md(ref.display)} | {md(ref.backbone)} | {_score(score_of(p, item.mode))} | "
-                         f"{yn[ev.marks.chain_retrieved]} | {yn[ev.marks.chain_delivered]} |")
+                         f"{_chain_cell(ev.marks.chain_retrieved, s and s.n_retrieved, s)} | "
+                         f"{_chain_cell(ev.marks.chain_delivered, s and s.n_delivered, s)} |")
         lines.append("")
+        if not item.answerable:
+            lines += ["*Abstention control: the report's evidence and delivery tables leave this item out.*", ""]
     lines += ["## Question", "", f"**Q:** {md(item.question)}", "", f"**A:** {md(item.answer)}", ""]
     if item.rotations:
         rot = item.rotations[0]
@@ -114,13 +127,20 @@ def markdown(state: AppState, item: Item, runs, copied: dict[int, Path]) -> str:
         if p.judge_reasoning:
             lines.append(f"- judge's reasoning: {md(p.judge_reasoning)}")
         if ev.retrieval_logged:
-            got = ", ".join(f"{md(m.round_id)}{' ✓' if m.gold else ''}{' (stale)' if m.stale else ''}"
-                            f"{' (latest)' if m.latest else ''}" for m in ev.rounds) or "nothing"
-            lines.append(f"- retrieved (ranked): {got}")
+            def listed(marks) -> str:
+                return ", ".join(f"{md(m.round_id)}{' ✓' if m.gold else ''}{' (stale)' if m.stale else ''}"
+                                 f"{' (latest)' if m.latest else ''}" for m in marks)
+            top = [m for m in ev.rounds if m.in_top_k]
+            pool = [m for m in ev.rounds if not m.in_top_k]
+            lines.append(f"- retrieved (top-{ev.marks.k}, ranked): {listed(top) or 'nothing'}")
+            if pool:
+                lines.append(f"- logged beyond the top-{ev.marks.k} (candidates, not counted as retrieved): "
+                             f"{listed(pool)}")
         if ev.delivered is not None:
             lines.append(f"- delivered: {', '.join(md(d.round_id) for d in ev.delivered) or 'nothing'}")
         if ev.dropped:
-            lines.append(f"- retrieved but dropped by packing: {', '.join(md(d.round_id) for d in ev.dropped)}")
+            lines.append(f"- retrieved (top-{ev.marks.k}) but dropped by packing: "
+                         f"{', '.join(md(d.round_id) for d in ev.dropped)}")
         lines.append("")
     return "\n".join(lines)
 
@@ -168,7 +188,7 @@ def latex(state: AppState, item: Item, runs, copied: dict[int, Path]) -> str:
                 " & ".join(["run"] + [tex(r.round_id) for r in rounds]) + " \\\\ \\hline"]
         for ref, p in runs:
             ev = run_evidence(task, item, p)
-            ret = {m.round_id for m in ev.rounds}
+            ret = {m.round_id for m in ev.rounds if m.in_top_k}  # retrieved = in the top K, as the scorer counts
             dlv = {d.round_id for d in ev.delivered or ()}
             cells = []
             for r in rounds:
@@ -183,7 +203,8 @@ def latex(state: AppState, item: Item, runs, copied: dict[int, Path]) -> str:
             out.append(" & ".join([tex(ref.display)] + cells) + " \\\\")
         out += ["\\end{tabular}}"]
     out += ["\\vspace{4pt}", "\\end{minipage}", "}",
-            f"\\caption{{{tex(item.item_id)}: gold clue chain beside what each run retrieved and delivered.}}",
+            f"\\caption{{{tex(item.item_id)}: gold clue chain beside what each run retrieved (in its top-{DEFAULT_K}) "
+            "and delivered.}",
             f"\\label{{fig:case-{slug(item.item_id).lower()}}}", "\\end{figure*}", ""]
     return "\n".join(out)
 

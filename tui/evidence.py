@@ -1,9 +1,10 @@
 """What one run retrieved and delivered for one item, shaped for the Item screen.
 
-The marks (rank, score, gold, stale, latest, delivered, chain completeness) come from
-scorer.metrics.evidence.item_evidence_marks — the functions the scorer's tables use, so the app and
+The marks (rank, score, gold, stale, latest, delivered, chain completeness and its counts, what
+packing dropped) come from scorer.metrics.evidence.item_evidence_marks, built on item_evidence — the
+per-item function the scorer's evidence and delivery tables read — at the scorer's K, so the app and
 the report never disagree. This module only adds what the screen lists besides: the delivered rounds
-in dialogue order with the same marks, and what retrieval found but packing dropped. Plain Python.
+in dialogue order with the same marks. Plain Python.
 """
 
 from __future__ import annotations
@@ -12,8 +13,7 @@ from dataclasses import dataclass
 
 from scorer.metrics.evidence import EvidenceMarks, RoundMark, item_evidence_marks, temporal_eligible
 from scorer.model import Item, Prediction, Task
-
-DEFAULT_K = 10
+from scorer.sections.base import DEFAULT_K  # the K of `memscope score` and of the Scores screen
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +30,7 @@ class DeliveredRow:
 class RunEvidence:
     marks: EvidenceMarks
     delivered: tuple[DeliveredRow, ...] | None  # dialogue order; None when the run did not log it
-    dropped: tuple[RoundMark, ...]  # retrieved, not delivered (only when both were logged)
+    dropped: tuple[RoundMark, ...]  # in the top K, not delivered (only when both were logged)
     retrieval_logged: bool
     history_source: str | None
 
@@ -68,5 +68,4 @@ def run_evidence(task: Task, item: Item, p: Prediction, k: int = DEFAULT_K) -> R
             DeliveredRow(r, r in gold, bool(latest) and task.is_stale(item, r), r == latest,
                          rank_of.get(r), task.has_round(r))
             for r in ids)
-    dropped = tuple(m for m in marks.rounds if m.delivered is False)
-    return RunEvidence(marks, delivered, dropped, p.retrieved is not None, p.history_source)
+    return RunEvidence(marks, delivered, marks.dropped, p.retrieved is not None, p.history_source)

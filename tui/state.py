@@ -300,7 +300,7 @@ def load_state(bench: str | Path, runs: Sequence[str | Path] = (), db: str | Pat
     """Read everything the app shows. Raises UserError (one line) on bad input."""
     started = time.perf_counter()
     benchmark = load_benchmark(bench, allow_outside_root=allow_outside_root)
-    loaded_runs = load_runs(list(runs)) if runs else []
+    loaded_runs = load_runs(list(runs), benchmark=benchmark) if runs else []
     store = None
     db_path = Path(db) if db is not None else None
     if db_path is not None:

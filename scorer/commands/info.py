@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     bench = load_benchmark(args.bench, allow_outside_root=args.allow_outside_root)
-    runs = load_runs(args.runs) if args.runs else []
+    runs = load_runs(args.runs, benchmark=bench) if args.runs else []
     counts = benchmark_counts(bench, runs)
     if args.json:
         print(json.dumps(counts, indent=2, ensure_ascii=False))

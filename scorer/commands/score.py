@@ -11,7 +11,8 @@ from rich.console import Console
 from rich.text import Text
 
 from scorer.errors import UserError
-from scorer.names import CAPTION_PROOF_PAIRS, load_display_names
+from scorer.model import ROTATION_RULES
+from scorer.names import CAPTION_PROOF_PAIRS, load_names
 from scorer.sections.base import (
     DEFAULT_K,
     DEFAULT_RESAMPLES,
@@ -35,6 +36,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--k", type=int, default=DEFAULT_K, help=f"K for evidence diagnostics (default {DEFAULT_K})")
     p.add_argument("--judge-levels", type=int, choices=(3, 5), default=5,
                    help="5: judge scores as recorded; 3: the upstream runner's {0, .5, 1} coercion")
+    p.add_argument("--judge-scale", metavar="MIN-MAX",
+                   help="the scale the runs' judge scores are on, e.g. 1-5 or 1-10: rescaled linearly to [0, 1] "
+                        "(recorded in the report's inputs); judge scores outside [0, 1] are refused otherwise")
+    p.add_argument("--rotations", choices=ROTATION_RULES, default="item",
+                   help="item: MCQ EM over all the item's rotations, an unlogged one scoring 0 (the paper's "
+                        "definition, default); logged: over the rotations a row logged (a documented deviation)")
+    p.add_argument("--recompute-text-metrics", action="store_true",
+                   help="BLEU-1, F1, exact match and contains from each open row's pred and gt (upstream's "
+                        "normalisation) instead of the values the run recorded")
+    p.add_argument("--mark-all", action="store_true",
+                   help="mark best/second among reference baselines too (oracle, question-only, no_visual)")
     p.add_argument("--compare", nargs="+", action="extend", default=[], metavar="A:B",
                    help="paired bootstrap comparison of two methods (run or display names)")
     p.add_argument("--caption-pair", nargs="+", action="extend", default=[], metavar="T:V",
@@ -47,7 +59,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="phrase(s) marking an abstention in rows without `abstained` (replace the default list)")
     p.add_argument("--clustered", action="store_true",
                    help="bootstrap over clusters (persona/conversation) instead of items")
-    p.add_argument("--names", metavar="FILE", help='JSON {"method_name": "Display"} extending the display names')
+    p.add_argument("--names", metavar="FILE",
+                   help='JSON {"method_name": "Display"}, or {"display": {…}, "family": {method: family}, '
+                        '"reference": [method, …]}, extending the display names, families and reference baselines')
     p.add_argument("--sections", metavar="LIST", help="only these report sections (comma-separated names)")
     p.add_argument("--allow-outside-root", action="store_true")
     p.set_defaults(func=run)
@@ -61,6 +75,20 @@ def _pairs(values: list[str], flag: str) -> tuple[tuple[str, str], ...]:
             raise UserError(f"{flag}: expected A:B (two method names), got {v!r}")
         out.append((parts[0].strip(), parts[1].strip()))
     return tuple(out)
+
+
+def parse_judge_scale(text: str | None) -> tuple[float, float] | None:
+    """`--judge-scale MIN-MAX` (e.g. 1-5) as (min, max), or None."""
+    if text is None:
+        return None
+    parts = text.replace("–", "-").split("-")
+    try:
+        lo, hi = (float(v) for v in parts)
+    except ValueError:
+        raise UserError(f"--judge-scale: expected MIN-MAX such as 1-5 or 1-10, got {text!r}") from None
+    if not (lo == lo and hi == hi) or hi <= lo or abs(lo) == float("inf") or abs(hi) == float("inf"):
+        raise UserError(f"--judge-scale: MIN must be below MAX, got {text!r}")
+    return lo, hi
 
 
 def options_from(args: argparse.Namespace) -> ScoreOptions:
@@ -79,9 +107,13 @@ def options_from(args: argparse.Namespace) -> ScoreOptions:
         extra["stage_pairs"] = tuple(args.stage_pair)
     if getattr(args, "abstain_pattern", None):
         extra["abstain_patterns"] = tuple(args.abstain_pattern)
+    names = load_names(args.names)
     return ScoreOptions(seed=args.seed, resamples=args.resamples, k=args.k, judge_levels=args.judge_levels,
                         compare=_pairs(args.compare, "--compare"), clustered=args.clustered, study=args.study,
-                        names=load_display_names(args.names), extra=extra)
+                        names=dict(names.display), families=dict(names.families), references=names.references,
+                        mark_all=args.mark_all, rotations=args.rotations,
+                        judge_scale=parse_judge_scale(args.judge_scale),
+                        recompute_text_metrics=args.recompute_text_metrics, extra=extra)
 
 
 class _Progress:

@@ -86,7 +86,7 @@ def run_new(args: argparse.Namespace) -> int:
         if not args.runs:
             raise UserError("an agreement study needs the runs whose predictions are judged: --runs DIR…")
         methods = [m.strip() for m in args.methods.split(",") if m.strip()] if args.methods else list(DEFAULT_METHODS)
-        plan = plan_agreement(bench, load_runs(args.runs), per_cell, args.seed, methods, args.backbone, mode,
+        plan = plan_agreement(bench, load_runs(args.runs, benchmark=bench), per_cell, args.seed, methods, args.backbone, mode,
                               show_judge=args.show_judge_after)
     elif args.kind == "oracle":
         plan = plan_oracle(bench, per_cell, args.seed, mode)

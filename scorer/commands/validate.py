@@ -7,7 +7,7 @@ import sys
 
 from scorer.load.memeye import load_benchmark
 from scorer.load.runs import load_runs
-from scorer.load.validate import ERROR, validate
+from scorer.load.validate import ERROR, NOTE, validate
 from scorer.safe_text import plain
 
 
@@ -24,17 +24,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     bench = load_benchmark(args.bench, allow_outside_root=args.allow_outside_root)
-    runs = load_runs(args.runs) if args.runs else []
+    runs = load_runs(args.runs, benchmark=bench) if args.runs else []
     findings = validate(bench, runs, decode_media=not args.no_decode)
     errors = sum(f.severity == ERROR for f in findings)
-    warnings = len(findings) - errors
+    notes = sum(f.severity == NOTE for f in findings)
+    warnings = len(findings) - errors - notes
     for f in findings:
         if args.quiet and f.severity != ERROR:
             continue
         print(plain(str(f)))
     n_items = len(bench.item_ids())
     rows = sum(len(r.predictions) for r in runs)
-    summary = (f"{bench.root}: {errors} error(s), {warnings} warning(s) — "
+    summary = (f"{bench.root}: {errors} error(s), {warnings} warning(s){f', {notes} note(s)' if notes else ''} — "
                f"{len(bench.tasks)} task(s), {n_items} item(s), {len(runs)} run folder(s), {rows} row(s)")
     print(plain(summary), file=sys.stderr)
     return 1 if errors else 0

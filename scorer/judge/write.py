@@ -1,10 +1,12 @@
 """Writing judged runs: new run folders mirroring the input tree, or the input itself (--in-place).
 
 A judged row gets `judge`, `judge_reasoning` and `judge_model`; the values it had before are kept as
-`judge_previous` / `judge_reasoning_previous`. A row that could not be judged gets `judge: null` and
-`judge_failed: <reason>` (never the old judge's score, which would mix two judges in one run). Rows
-not selected are copied unchanged. config.json gains a `judge` object (model, public base URL, prompt
-sha256, levels, counts; never a key). Files are replaced atomically (temp file + rename).
+`judge_previous` / `judge_reasoning_previous` (and `judge_model_previous` when the earlier score
+named its judge), which `memscope score` compares as judge vs judge. A row that could not be
+judged gets `judge: null` and `judge_failed: <reason>` (never the old judge's score, which would
+mix two judges in one run). Rows not selected are copied unchanged. config.json gains a `judge`
+object (model, public base URL, prompt sha256, levels, counts; never a key). Files are replaced
+atomically (temp file + rename).
 """
 
 from __future__ import annotations
@@ -115,6 +117,10 @@ def judged_row(raw: Mapping[str, Any], model: str, result: Result | None) -> dic
     if raw.get("judge") is not None or raw.get("judge_reasoning") not in (None, ""):
         row["judge_previous"] = raw.get("judge")
         row["judge_reasoning_previous"] = raw.get("judge_reasoning")
+        if isinstance(raw.get("judge_model"), str):  # who gave it, for judge-vs-judge agreement in `score`
+            row["judge_model_previous"] = raw["judge_model"]
+        else:
+            row.pop("judge_model_previous", None)
     row.pop("judge_failed", None)
     row["judge_model"] = model
     if result is None or result.error is not None:

@@ -1,10 +1,16 @@
-"""Joining prediction rows to benchmark items by (task, mode, idx), with the question text checked."""
+"""Joining prediction rows to benchmark items, with the question text checked (DESIGN §3).
+
+A row joins by `question_id` where it carries one the benchmark knows (the fork of the MemEye
+runner walks `eval.question_ids`, so its `idx` is a position in that list), else by (task, mode,
+idx). Its question must be the item's — or, for a legacy MCQ item (one options dict), the question
+as the runner logs it: with the options block and the answer instruction appended.
+"""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from scorer.model import Benchmark, Item, Prediction, Run
 
@@ -14,6 +20,38 @@ _WS = re.compile(r"\s+")
 def same_question(a: str, b: str) -> bool:
     """Upstream rows may reflow whitespace; anything else is a different question."""
     return _WS.sub(" ", a).strip() == _WS.sub(" ", b).strip()
+
+
+def legacy_prompt(question: str, options: Mapping[str, str]) -> str:
+    """A legacy MCQ question as the MemEye runner logs it: the question, a blank line, one
+    `L. text` line per option letter in order, a blank line and the answer instruction."""
+    keys = sorted(k for k in options if k != "answer")
+    return "\n".join([question, "", *(f"{k}. {options[k]}" for k in keys), "",
+                      f"Answer with ONLY the option letter ({', '.join(keys)}). Do not explain."])
+
+
+def logged_question(item: Item) -> str | None:
+    """The question text a row of this item logs when it is not the item's own (legacy MCQ)."""
+    if item.mcq_form == "legacy" and item.rotations:
+        return legacy_prompt(item.question, item.rotations[0].options)
+    return None
+
+
+def question_matches(logged: str, question: str, alt: str | None) -> bool:
+    """A row's logged question is its item's: the same text, or the item's logged form `alt`."""
+    return same_question(logged, question) or (alt is not None and same_question(logged, alt))
+
+
+def question_id_of(item: Item) -> str | None:
+    qid = item.raw.get("question_id")
+    if isinstance(qid, (str, int)) and not isinstance(qid, bool) and str(qid).strip():
+        return str(qid).strip()
+    return None
+
+
+def row_question_id(p: Prediction) -> str | None:
+    qid = p.raw.get("question_id")
+    return qid if qid.__class__ is str and qid else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,8 +73,13 @@ class Joiner:
     def __init__(self, benchmark: Benchmark) -> None:
         self.benchmark = benchmark
         self.index = {(i.task, i.mode, i.index): i for i in benchmark.items()}
+        self.by_question_id = {(i.task, i.mode, q): i for i in benchmark.items() if (q := question_id_of(i))}
 
     def item(self, run: Run, p: Prediction) -> Item | None:
+        if self.by_question_id and (qid := row_question_id(p)) is not None:
+            hit = self.by_question_id.get((run.task, p.mode, qid))
+            if hit is not None:
+                return hit
         return self.index.get((p.task, p.mode, p.idx)) or self.index.get((run.task, p.mode, p.idx))
 
     def problems(self, runs: Iterable[Run]) -> list[JoinProblem]:
@@ -50,14 +93,14 @@ class Joiner:
                                            "unknown_task"))
                 continue
             for p in run.predictions:
-                if p.idx < 1:
+                if p.idx < 1 and not (self.by_question_id and row_question_id(p)):
                     out.append(JoinProblem(run, p, "error", "row has no integer idx (1-based item index)", "no_idx"))
                     continue
                 item = self.item(run, p)
                 if item is None:
                     out.append(JoinProblem(
                         run, p, "error", f"row matches no item: task {p.task!r}, mode {p.mode!r}, idx {p.idx}"))
-                elif p.question and not same_question(p.question, item.question):
+                elif p.question and not question_matches(p.question, item.question, logged_question(item)):
                     out.append(JoinProblem(
                         run, p, "warning",
                         f"question differs from item {item.item_id} ({item.mode}): row has {p.question[:80]!r}, "

@@ -26,18 +26,20 @@ import numpy as np
 from scorer.errors import DataError, UserError
 from scorer.forked import worker_count
 from scorer.frame import COLUMNS
-from scorer.load.join import same_question
+from scorer.load.join import logged_question, question_id_of, question_matches
 from scorer.load.memeye import read_json
-from scorer.load.rows import json_error, loads, num
+from scorer.load.row_checks import SCORE_FIELDS, lenient_row, row_problems
+from scorer.load.rows import loads, num
 from scorer.load.runs import PREDICTIONS, find_run_folders, gc_paused, run_identity
+from scorer.load.tasks import resolve_task
 from scorer.metrics.answers import SHARED_LETTERS, choices_of_row
-from scorer.model import X_LABELS, Y_LABELS, Benchmark, Run, frozen_map
+from scorer.model import X_LABELS, Y_LABELS, Benchmark, Run, RunProblem, frozen_map
 from scorer.names import DEFAULT_DISPLAY_NAMES, display_name
 
 if TYPE_CHECKING:  # imported where used: runs are read while pandas loads (scorer.scoring.score)
     import pandas as pd
 
-NUMERIC = ("em", "judge", "bleu_1", "f1", "exact_match", "contains_gt")
+NUMERIC = SCORE_FIELDS  # the scores read into columns; a text value in one is a reader problem
 
 
 @dataclass(frozen=True)
@@ -94,10 +96,17 @@ class ItemTable:
     and their item columns are gathered at C speed."""
 
     def __init__(self, bench: Benchmark) -> None:
-        self.index: dict[tuple[str, str, int], tuple[int, str, str]] = {}
+        # (task, mode, idx) → (position, question, answer, the question as a legacy MCQ row logs it)
+        self.index: dict[tuple[str, str, int], tuple[int, str, str, str | None]] = {}
+        self.by_question_id: dict[tuple[str, str, str], tuple[int, str, str, str | None]] = {}
+        self.tasks = frozenset(t.name for t in bench.tasks)
         cols: dict[str, list] = {c: [] for c in (*ITEM_COLUMNS, "answer")}
         for pos, it in enumerate(bench.items()):
-            self.index[(it.task, it.mode, it.index)] = (pos, it.question, it.answer)
+            entry = (pos, it.question, it.answer, logged_question(it))
+            self.index[(it.task, it.mode, it.index)] = entry
+            qid = question_id_of(it)
+            if qid is not None:
+                self.by_question_id[(it.task, it.mode, qid)] = entry
             cols["item_id"].append(it.item_id)
             cols["task"].append(it.task)
             cols["x"].append(tuple(sorted(v for v in it.x if v in X_LABELS)))
@@ -121,7 +130,8 @@ class _Columns:
     def __init__(self) -> None:
         self.runs: dict[str, list] = {c: [] for c in (*RUN_COLUMNS, "n")}
         self.lists: dict[str, list] = {c: [] for c in ("mode", "pred", "gt", "choices")}
-        self.arrays: dict[str, list[np.ndarray]] = {c: [] for c in (*NUMERIC, "idx", "line", "item", "qok", "valid", "abst")}
+        self.arrays: dict[str, list[np.ndarray]] = {c: [] for c in (*NUMERIC, "idx", "line", "item", "qok", "valid", "abst",
+                                                                    "nrot")}
 
     def add(self, chunk: dict[str, Any]) -> None:
         for c in RUN_COLUMNS:
@@ -177,6 +187,7 @@ class _Columns:
             else:
                 data[c] = _object_array(self.lists[c])
         data["choices"] = _object_array(self.lists["choices"])
+        data["rotations_logged"] = arr["nrot"].astype(np.int64)  # entries of the row's rotations list
         import pandas as pd
 
         return pd.DataFrame(data)
@@ -200,7 +211,7 @@ _Number = bool | float | None  # JSON integers are accepted (as floats); strings
 # over to the general path, which reads any row as a dict.
 _Row = msgspec.defstruct("_Row", [
     *((name, Any, None) for name in ("task", "mode", "idx", "question", "gt", "pred", "valid_choice", "abstained",
-                                     "choice")),
+                                     "choice", "question_id")),
     ("rotations", list[_Rotation] | None, None),
     *((name, _Number, None) for name in NUMERIC),
 ])
@@ -228,7 +239,7 @@ def _struct_choices(row: _Row) -> tuple | None:
 
 
 
-def _columns(rows: list, lines: list[int], run: Run, names: Mapping[str, str], index: Mapping,
+def _columns(rows: list, lines: list[int], run: Run, names: Mapping[str, str], table: ItemTable,
              shared: dict | None = None) -> tuple[dict, int]:
     """One run's rows (dicts, or _Row from the fast path) that join to an item, as a compact
     chunk, and how many did not join. Column by column, so that each field is read at C speed
@@ -246,7 +257,15 @@ def _columns(rows: list, lines: list[int], run: Run, names: Mapping[str, str], i
     tasks = [v if v.__class__ is str and v else (_text(v) or task) for v in col("task")]
     modes = [_MODES.get(v, v) if v.__class__ is str and v else (_text(v) or mode) for v in col("mode")]
     idxs = [v if v.__class__ is int else -1 for v in col("idx")]
-    items = [index.get(k) for k in zip(tasks, modes, idxs)]
+    index = table.index
+    qids = col("question_id")
+    if table.by_question_id and any(q.__class__ is str and q for q in qids):
+        # A fork's rows carry question_id, and their idx is a position in eval.question_ids: the id joins.
+        by_qid = table.by_question_id
+        items = [by_qid.get((task, m, q)) if q.__class__ is str and q else None for q, m in zip(qids, modes)]
+        items = [it if it is not None else index.get(k) for it, k in zip(items, zip(tasks, modes, idxs))]
+    else:
+        items = [index.get(k) for k in zip(tasks, modes, idxs)]
     missing = [i for i, it in enumerate(items) if it is None]
     for i in missing:  # upstream rows may name a task the benchmark spells differently: use the run's
         items[i] = index.get((task, modes[i], idxs[i]))
@@ -274,8 +293,9 @@ def _columns(rows: list, lines: list[int], run: Run, names: Mapping[str, str], i
                 "display": display_name(run.method, names), "modality": run.modality, "folder": str(run.folder)},
         "n": n, "mode": modes,
         "item": np.fromiter((it[0] for it in items), dtype=np.int64, count=n),
-        "qok": np.fromiter((not q or q == it[1] or same_question(q, it[1]) for q, it in zip(questions, items)),
+        "qok": np.fromiter((not q or q == it[1] or question_matches(q, it[1], it[3]) for q, it in zip(questions, items)),
                            dtype=bool, count=n),
+        "nrot": np.fromiter((len(v) if v.__class__ is list else 0 for v in col("rotations")), dtype=np.int64, count=n),
         "valid": np.array([int(v) if v.__class__ is bool else -1 for v in col("valid_choice")], dtype=np.int8),
         "abst": np.array([int(v) if v.__class__ is bool else -1 for v in col("abstained")], dtype=np.int8),
         "pred": preds,
@@ -300,8 +320,10 @@ def _split_lines(data: bytes) -> tuple[list[int], list[bytes]]:
     return lines, raw
 
 
-def _decode_rows(raw: list[bytes], pred_path: Path, lines: list[int]) -> list:
-    """Every line's row: _Row objects when the whole file fits the fast schema, else dicts."""
+def _decode_rows(raw: list[bytes], pred_path: Path, lines: list[int],
+                 problems: list[RunProblem] | None = None) -> list:
+    """Every line's row: _Row objects when the whole file fits the fast schema, else dicts. A line
+    with bare NaN/Infinity is read with those values missing (a problem says so)."""
     body = b"[" + b",".join(raw) + b"]"
     try:
         return _ROWS.decode(body)
@@ -312,11 +334,11 @@ def _decode_rows(raw: list[bytes], pred_path: Path, lines: list[int]) -> list:
         if not all(r.__class__ is dict for r in rows):
             raise ValueError
         return rows
-    except ValueError:  # find the bad line, for a one-line error naming it
-        return [_parse(line, pred_path, n) for line, n in zip(raw, lines)]
+    except ValueError:  # line by line: NaN-bearing lines are read leniently, a bad line is named
+        return [_parse(line, pred_path, n, problems) for line, n in zip(raw, lines)]
 
 
-def _read_folder(folder: Path, index: Mapping, cols: _Columns, names: Mapping[str, str], files: list,
+def _read_folder(folder: Path, table: ItemTable, cols: _Columns, names: Mapping[str, str], files: list,
                  shared: dict | None = None) -> tuple[Run, int]:
     config = _json_file(folder / "config.json", files)
     metrics = _json_file(folder / "metrics.json", files)
@@ -325,23 +347,28 @@ def _read_folder(folder: Path, index: Mapping, cols: _Columns, names: Mapping[st
     files.append((str(pred_path), digest, len(data)))
     lines, raw = _split_lines(data)
     del data
-    rows = _decode_rows(raw, pred_path, lines)
+    problems: list[RunProblem] = []
+    rows = _decode_rows(raw, pred_path, lines, problems)
     first = (rows[0] if rows[0].__class__ is dict else _parse(raw[0], pred_path, lines[0])) if rows else {}
     del raw
+    if rows and rows[0].__class__ is dict:  # the fast schema admits no text where a score goes
+        problems += row_problems(str(pred_path), list(zip(lines, rows)))
     backbone, method, task, mode, modality = run_identity(folder, config, metrics, first)
+    task, note = resolve_task(task, config, metrics, table.tasks)
+    if note:
+        problems.append(RunProblem(str(folder / "metrics.json"), "note", note, "task_name"))
     run = Run(backbone=backbone, method=method, mode=mode, task=task, folder=folder, modality=modality,
-              config=frozen_map(config), metrics=frozen_map(metrics))
-    found, unmatched = _columns(rows, lines, run, names, index, shared)
+              config=frozen_map(config), metrics=frozen_map(metrics), problems=tuple(problems))
+    found, unmatched = _columns(rows, lines, run, names, table, shared)
     cols.add(found)
     return run, unmatched
 
 
-def _parse(line: bytes, path: Path, line_no: int) -> dict:
+def _parse(line: bytes, path: Path, line_no: int, problems: list[RunProblem] | None = None) -> dict:
     try:
         row = loads(line)
     except ValueError:
-        col, msg = json_error(line)
-        raise DataError(path, f"{line_no}:{col}" if col else str(line_no), msg) from None
+        row = lenient_row(path, line, line_no, problems)
     if not isinstance(row, dict):
         raise DataError(path, str(line_no), "a prediction row must be a JSON object")
     return row
@@ -380,9 +407,9 @@ def _read_chunk(folders: list[Path], progress: Callable[[int], None] | None = No
     try:
         with gc_paused():
             for i, f in enumerate(folders):
-                run, miss = _read_folder(f, _WORKER["index"], cols, _WORKER["names"], files, shared)
+                run, miss = _read_folder(f, _WORKER["table"], cols, _WORKER["names"], files, shared)
                 idents.append((run.backbone, run.method, run.mode, run.task, run.folder, run.modality,
-                               dict(run.config), dict(run.metrics)))
+                               dict(run.config), dict(run.metrics), run.problems))
                 unmatched += miss
                 if progress:
                     progress(i + 1)
@@ -432,7 +459,7 @@ def _claim_and_read(_: int) -> list[tuple[int, tuple]]:
     return out
 
 
-def _read_parts(parts: list[list[Path]], n_processes: int, index: Mapping, names: Mapping[str, str],
+def _read_parts(parts: list[list[Path]], n_processes: int, table: ItemTable, names: Mapping[str, str],
                 progress: Callable[[int, int], None] | None, total: int,
                 meanwhile: Callable[[], Any] | None = None) -> list[tuple]:
     """Each part's _read_chunk result, in order. This process and `n_processes` − 1 forked workers
@@ -441,7 +468,7 @@ def _read_parts(parts: list[list[Path]], n_processes: int, index: Mapping, names
     worker that dies leaves its parts to be read here; an error in a part comes back as its
     ("error", message)."""
     counter = multiprocessing.get_context("fork").Value("i", 0)
-    _WORKER.update(index=index, names=names, parts=parts, next=counter)
+    _WORKER.update(table=table, names=names, parts=parts, next=counter)
     results: dict[int, tuple] = {}
     done = 0
     try:
@@ -486,7 +513,6 @@ def read_frame(
     `meanwhile`, if given, is called once in this process while the runs are read."""
     folders = run_folders(paths)
     items = ItemTable(bench)
-    index = items.index
     cols = _Columns()
     runs: list[Run] = []
     files: list[tuple[str, str, int]] = []
@@ -498,21 +524,21 @@ def read_frame(
                 meanwhile()
             shared: dict = {}
             for i, folder in enumerate(folders):
-                run, miss = _read_folder(folder, index, cols, names, files, shared)
+                run, miss = _read_folder(folder, items, cols, names, files, shared)
                 runs.append(run)
                 unmatched += miss
                 if progress:
                     progress(i + 1, len(folders))
         else:
             parts = _balanced_parts(folders, n_workers * PARTS_PER_PROCESS)
-            for res in _read_parts(parts, n_workers, index, names, progress, len(folders), meanwhile):
+            for res in _read_parts(parts, n_workers, items, names, progress, len(folders), meanwhile):
                 if res[0] == "error":
                     raise UserError(res[1])
                 _, idents, state, found, miss = res
                 cols.merge(_Columns.from_state(state))
                 runs += [Run(backbone=b, method=m, mode=mo, task=t, folder=f, modality=mod,
-                             config=frozen_map(cf), metrics=frozen_map(me))
-                         for b, m, mo, t, f, mod, cf, me in idents]
+                             config=frozen_map(cf), metrics=frozen_map(me), problems=pr)
+                         for b, m, mo, t, f, mod, cf, me, pr in idents]
                 files += found
                 unmatched += miss
         frame = cols.frame(items)
@@ -526,7 +552,7 @@ def frame_from_runs(bench: Benchmark, runs: Sequence[Run], names: Mapping[str, s
     unmatched = 0
     for run in runs:
         found, miss = _columns([p.raw for p in run.predictions], [p.line for p in run.predictions], run, names,
-                               items.index)
+                               items)
         cols.add(found)
         unmatched += miss
     return cols.frame(items), unmatched

@@ -108,13 +108,35 @@ def parse_point(point: Any) -> tuple[frozenset[str], frozenset[str]]:
     return x, y
 
 
+def legacy_answer_letter(item_answer: Any, options: dict) -> tuple[str, str | None]:
+    """(answer letter, why it is in doubt) of a legacy MCQ item (one options dict). As the MemEye
+    runner scores it: the item's `answer` when that is an option letter, else `options.answer`.
+    In doubt when the two name different letters, or when `answer` is the text of an option other
+    than the one `options.answer` names."""
+    opts = {k: as_text(v) for k, v in options.items() if k in LETTERS}
+    given = as_text(item_answer).strip()
+    own = as_text(options.get("answer")).strip().upper()
+    if given.upper() in opts:
+        letter = given.upper()
+        if own and own != letter:
+            return letter, (f"answer {given!r} and options.answer {own!r} name different letters; "
+                            f"{letter!r} is used, as the upstream runner reads `answer` first")
+        return letter, None
+    letter = own or given.upper()
+    by_text = [k for k, v in opts.items() if given and v.strip().casefold() == given.casefold()]
+    if own and by_text and own not in by_text:
+        return letter, (f"answer {given!r} is the text of option {by_text[0]}, but options.answer is {own!r}; "
+                        f"{own!r} is used")
+    return letter, None
+
+
 def parse_rotations(options: Any, item_answer: Any) -> tuple[tuple[Rotation, ...], str | None]:
     """Both MCQ forms: a list of rotations (each with its own `answer`) or one `{A..D}` dict."""
     if options is None or options == [] or options == {}:
         return (), None
     if isinstance(options, dict):
         opts = {k: as_text(v) for k, v in options.items() if k in LETTERS}
-        letter = as_text(options.get("answer", item_answer)).strip().upper()
+        letter, _ = legacy_answer_letter(item_answer, options)
         return (Rotation(frozen_map(opts), letter),), "legacy"
     rotations = []
     for rot in as_list(options):

@@ -83,10 +83,17 @@ def retrieved_of(row: Any) -> tuple[Retrieved, ...] | None:
 
 
 def delivered_of(row: Any, history_source: str | None) -> tuple[str, ...] | None:
+    """The round ids placed in the reader's request, from (first that is there): our `delivered`;
+    upstream semantic-RAG `method_runtime.selected_round_ids`; upstream `context_round_ids` (every
+    run of the MemEye runner logs it: for full-context runs, every round in the history); for a
+    clue-only run, its clue rounds. An empty `context_round_ids` is unknown, not "nothing": the
+    runner logs [] for agentic methods, whose history it never sees."""
     raw = row.get("delivered")
     runtime = row.get("method_runtime")
     if raw is None and isinstance(runtime, dict) and isinstance(runtime.get("selected_round_ids"), list):
         raw = runtime["selected_round_ids"]
+    if raw is None and isinstance(row.get("context_round_ids"), list) and row["context_round_ids"]:
+        raw = row["context_round_ids"]
     if raw is None and history_source == "clue_only" and isinstance(row.get("clue_rounds"), list):
         raw = row["clue_rounds"]  # the oracle: the gold clue rounds are what it delivered
     return tuple(d for d in raw if isinstance(d, str)) if isinstance(raw, list) else None

@@ -14,12 +14,16 @@ import os
 from contextlib import contextmanager
 import re
 from pathlib import Path
+from collections.abc import Collection
 from typing import Any, Iterable, Iterator, Sequence
 
 from scorer.errors import DataError
 from scorer.load.memeye import read_json
-from scorer.load.rows import json_error, loads
-from scorer.model import Prediction, Run, frozen_map
+from scorer.load.row_checks import lenient_row, row_problems
+from scorer.load.rows import loads
+from scorer.load.tasks import resolve_task
+from scorer.model import Prediction, Run, RunProblem, frozen_map
+from scorer.names import family_from_modality
 
 PREDICTIONS = "predictions.jsonl"
 FOLDER_RE = re.compile(r"^(?P<stamp>\d{8}_\d{6})_(?P<rest>.+)$")
@@ -49,14 +53,11 @@ def _text(v: Any) -> str:
 
 
 def normalise_modality(v: Any) -> str | None:
-    if not isinstance(v, str) or not v:
+    """A run's family from its logged modality, by the explicit table in scorer.names (text,
+    multimodal, no_visual); an unknown value is kept as written (its family is then `other`)."""
+    if not isinstance(v, str) or not v.strip():
         return None
-    s = v.lower()
-    if "text" in s:
-        return "text"
-    if any(k in s for k in ("multi", "visual", "image", "vision", "omni")):
-        return "multimodal"
-    return s
+    return family_from_modality(v) or v.strip().lower()
 
 
 def _name(v: Any) -> str:
@@ -81,7 +82,9 @@ def parse_row(row: dict, line: int, task: str, mode: str) -> Prediction:
     )
 
 
-def read_rows(path: Path) -> list[tuple[int, dict]]:
+def read_rows(path: Path, problems: list[RunProblem] | None = None) -> list[tuple[int, dict]]:
+    """(line number, row) of every row; a line with bare NaN/Infinity is read with those values
+    missing, and a problem saying so is appended to `problems`."""
     try:
         data = path.read_bytes()
     except OSError as err:
@@ -93,8 +96,7 @@ def read_rows(path: Path) -> list[tuple[int, dict]]:
         except ValueError:
             if not line.strip():
                 continue
-            col, msg = json_error(line)
-            raise DataError(path, f"{line_no}:{col}" if col else str(line_no), msg) from None
+            row = lenient_row(path, line, line_no, problems)
         if type(row) is not dict:
             raise DataError(path, str(line_no), "a prediction row must be a JSON object")
         rows.append((line_no, row))
@@ -108,6 +110,11 @@ def _first(*values: Any) -> Any:
     return None
 
 
+# Method names the upstream runner never suffixes with their modality (its effective method name).
+UNSUFFIXED_METHODS = frozenset({"full_context_multimodal", "full_context_text_only", "full_context_no_visual",
+                                "question_only", "semantic_rag_multimodal", "semantic_rag_text_only"})
+
+
 def _method_name(metrics: dict, first_row: dict) -> str:
     eff = _first(first_row.get("effective_method_name"), metrics.get("effective_method_name"))
     if isinstance(eff, str):
@@ -115,8 +122,9 @@ def _method_name(metrics: dict, first_row: dict) -> str:
     base = _first(metrics.get("method_name"), first_row.get("method_name"))
     base = base if isinstance(base, str) else ""
     modality = _first(metrics.get("method_modality"), first_row.get("method_modality"))
-    if base and isinstance(modality, str) and modality in ("text_only", "multimodal") \
-            and not base.endswith(("__text_only", "__multimodal")):
+    if base and base not in UNSUFFIXED_METHODS and isinstance(modality, str) \
+            and modality in ("text_only", "multimodal", "no_visual") \
+            and not base.endswith(("__text_only", "__multimodal", "__no_visual")):
         return f"{base}__{modality}"
     return base
 
@@ -147,16 +155,23 @@ def run_identity(folder: Path, config: dict, metrics: dict, first: dict) -> tupl
     return backbone, method, task, mode, modality
 
 
-def read_run_folder(folder: Path) -> Run:
+def read_run_folder(folder: Path, tasks: Collection[str] = ()) -> Run:
+    """One run folder, with its raw rows. `tasks`: the benchmark's task names, to resolve the
+    run's task against (scorer.load.tasks); empty, the run keeps the name it gives."""
     config = read_json(folder / "config.json") if (folder / "config.json").is_file() else {}
     metrics = read_json(folder / "metrics.json") if (folder / "metrics.json").is_file() else {}
     if not isinstance(config, dict):
         raise DataError(folder / "config.json", "", "must be a JSON object")
     if not isinstance(metrics, dict):
         raise DataError(folder / "metrics.json", "", "must be a JSON object")
-    rows = read_rows(folder / PREDICTIONS)
+    problems: list[RunProblem] = []
+    rows = read_rows(folder / PREDICTIONS, problems)
+    problems += row_problems(str(folder / PREDICTIONS), rows)
     first = rows[0][1] if rows else {}
     backbone, method, task, mode, modality = run_identity(folder, config, metrics, first)
+    task, note = resolve_task(task, config, metrics, tasks)
+    if note:
+        problems.append(RunProblem(str(folder / "metrics.json"), "note", note, "task_name"))
     predictions = tuple(parse_row(row, line, task, mode) for line, row in rows)
     return Run(
         backbone=backbone,
@@ -168,14 +183,16 @@ def read_run_folder(folder: Path) -> Run:
         config=frozen_map(config),
         metrics=frozen_map(metrics),
         predictions=predictions,
+        problems=tuple(problems),
     )
 
 
 def load_runs(paths: Iterable[str | Path] | str | Path, benchmark: Any = None) -> list[Run]:
     """Read every run folder under the given paths, in a stable order.
 
-    `benchmark` is accepted for symmetry with the other readers; joining and question checks are in
-    scorer.load.join so that reading stays separate from validating.
+    With a `benchmark`, each run's task is resolved against its task names (scorer.load.tasks);
+    joining rows to items and checking their questions is scorer.load.join's job, so that reading
+    stays separate from validating.
     """
     if isinstance(paths, (str, Path)):
         paths = [paths]
@@ -183,8 +200,9 @@ def load_runs(paths: Iterable[str | Path] | str | Path, benchmark: Any = None) -
     for p in paths:
         for f in find_run_folders(Path(p)):
             folders.setdefault(f.resolve(), None)
+    tasks = frozenset(t.name for t in benchmark.tasks) if benchmark is not None else frozenset()
     with gc_paused():
-        return [read_run_folder(f) for f in folders]
+        return [read_run_folder(f, tasks) for f in folders]
 
 
 @contextmanager

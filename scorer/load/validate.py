@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from scorer.load.join import Joiner
+from scorer.load.memeye import legacy_answer_letter
+from scorer.load.run_checks import check_run
 from scorer.model import (
     CHAIN_CHALLENGES,
     CHAIN_MODALITIES,
@@ -28,6 +30,7 @@ from scorer.model import (
 
 ERROR = "error"
 WARNING = "warning"
+NOTE = "note"  # worth knowing, nothing wrong (a task name matched loosely)
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +165,10 @@ def check_item(task: Task, it: Item, session_ids: set[str], decode: bool) -> lis
     if it.mode == "mcq":
         if not it.rotations:
             add(ERROR, "MCQ item has no usable options")
+        if it.mcq_form == "legacy" and isinstance(it.raw.get("options"), dict):
+            _, doubt = legacy_answer_letter(it.raw.get("answer"), it.raw["options"])
+            if doubt:
+                add(WARNING, doubt)
         for k, rot in enumerate(it.rotations):
             if rot.answer not in rot.options:
                 add(ERROR, f"rotation {k}: answer letter {rot.answer!r} is not an option "
@@ -188,7 +195,10 @@ def check_mirrors(bench: Benchmark) -> list[Finding]:
 
 def check_runs(bench: Benchmark, runs: Sequence[Run]) -> list[Finding]:
     out = []
-    for prob in Joiner(bench).problems(runs):
+    joiner = Joiner(bench)
+    for run in runs:
+        out += [Finding(prob.location, "", prob.severity, prob.message) for prob in check_run(run, bench, joiner)]
+    for prob in joiner.problems(runs):
         # Scoring goes on past a question mismatch (a warning there); validation calls it an error,
         # since a row joined to the wrong question makes every number built on it wrong.
         severity = ERROR if prob.kind == "question_mismatch" else prob.severity

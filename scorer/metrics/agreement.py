@@ -1,5 +1,6 @@
-"""Agreement metrics (DESIGN.md §5 "Agreement"): Cohen's κ (from `kappa`), Gwet's AC1,
-Krippendorff's α, the prevalence-paradox warning, judge-vs-human agreement and human majorities.
+"""Agreement metrics (DESIGN.md §5 "Agreement"): Cohen's κ, unweighted and weighted (from
+`kappa`), Fleiss' κ (from `fleiss`), Gwet's AC1, Krippendorff's α, the prevalence-paradox
+warning, judge-vs-human agreement and human majorities.
 
 Every result carries its n, and an undefined value is None with `undefined_reason`, never a silent
 0 or NaN. Pure functions: no I/O, no printing.
@@ -15,9 +16,11 @@ from itertools import combinations
 import numpy as np
 
 from scorer.metrics.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
+from scorer.metrics.fleiss import FleissResult, fleiss_bootstrap_ci, fleiss_kappa  # noqa: F401  (re-exported)
 from scorer.metrics.kappa import (  # noqa: F401  (re-exported: this module is the public face)
     KappaBootstrap,
     KappaResult,
+    OrdinalKappa,
     cohen_kappa,
     confusion_matrix,
     encode,
@@ -25,12 +28,14 @@ from scorer.metrics.kappa import (  # noqa: F401  (re-exported: this module is t
     is_missing,
     kappa_bootstrap_ci,
     observed_agreement,
+    ordinal_kappas,
     paired_ratings,
 )
 
 JUDGE_THRESHOLD = 0.5  # judge score >= 0.5 -> accept (MemEye App. "LLM-as-a-Judge Validation")
 JUDGE_LEVELS = (0.0, 0.25, 0.5, 0.75, 1.0)  # ordinal judge scale, for quadratic κ between judges
 VERDICTS = ("accept", "reject", "borderline")
+VERDICT_SCALE = ("reject", "borderline", "accept")  # verdicts as an ordinal scale, lowest first
 _BINARY = ("accept", "reject")
 
 

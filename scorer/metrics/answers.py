@@ -7,7 +7,8 @@ ASCII punctuation character replaced by a space, except `_` and a `.` between tw
 whitespace collapsed. BLEU-1 is nltk's `sentence_bleu` with weights (1, 0, 0, 0) and smoothing
 method1 on those tokens, written here in closed form (brevity penalty × clipped unigram precision;
 nltk returns 0 when no unigram matches, and method1 smoothing never touches p1 otherwise) so that a
-million rows score in seconds; tests check it against nltk itself.
+million rows score in seconds; `bleu` does the same for any weights (upstream's 4-gram `bleu` and
+`bleu_2`) with nltk's own arithmetic; tests check both against nltk itself.
 
 Pure functions: no I/O, no printing.
 """
@@ -25,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from scorer.model import ROTATION_RULES
+
 if TYPE_CHECKING:  # imported where used: `memscope score` reads runs while pandas loads
     import pandas as pd
 
@@ -35,15 +38,17 @@ _ARTICLE = re.compile(r"\b(?:a|an|the)\s+(?=\w)")
 _DECIMAL_DOT = re.compile(r"(?<=\d)\.(?=\d)")
 # `_` survives (upstream protects it); the decimal dot is protected separately.
 _PUNCT_TO_SPACE = str.maketrans({c: " " for c in string.punctuation if c != "_"})
-_SENTINEL = "\u01c2"  # a word character (category Lo) standing in for a protected decimal dot
+# Stands in for a protected decimal dot: word characters (so `\b` and `\w` see what they would see
+# upstream) that cannot occur in the text, which is lower-cased first and has no upper-case ASCII left.
+_DOT_PLACEHOLDER = "PROTECTEDDECIMALDOT"
 
 
 def normalize_answer(text: Any) -> str:
     """The upstream answer normalisation (see the module docstring)."""
     s = str(text).lower()
-    s = _DECIMAL_DOT.sub(_SENTINEL, s)
+    s = _DECIMAL_DOT.sub(_DOT_PLACEHOLDER, s)
     s = _ARTICLE.sub(" ", s)
-    s = s.translate(_PUNCT_TO_SPACE).replace(_SENTINEL, ".")
+    s = s.translate(_PUNCT_TO_SPACE).replace(_DOT_PLACEHOLDER, ".")
     return " ".join(s.split())
 
 
@@ -92,6 +97,27 @@ def bleu_1(pred: Any, gt: Any) -> float:
     h, r = len(hyp), len(ref)
     brevity = 1.0 if h > r else math.exp(1 - r / h)
     return brevity * matches / h
+
+
+def bleu(pred: Any, gt: Any, weights: Sequence[float] = (0.25, 0.25, 0.25, 0.25)) -> float:
+    """BLEU as the upstream runner computes it for any weights (its `bleu` is 4-gram, `bleu_2`
+    weights (0.5, 0.5, 0, 0)): nltk's sentence_bleu with smoothing method1 on the normalised tokens,
+    written out with nltk's own arithmetic. 0 when either side has no tokens or no unigram matches;
+    an n-gram order with no match counts 0.1 matches (method1's epsilon) over max(1, its n-grams)."""
+    hyp, ref = answer_tokens(pred), answer_tokens(gt)
+    if not hyp or not ref:
+        return 0.0
+    logs = []
+    for n, w in enumerate(weights, start=1):
+        h = Counter(zip(*(hyp[i:] for i in range(n)))) if len(hyp) >= n else Counter()
+        r = Counter(zip(*(ref[i:] for i in range(n)))) if len(ref) >= n else Counter()
+        matches = sum((h & r).values())
+        if n == 1 and matches == 0:
+            return 0.0
+        total = max(1, sum(h.values()))
+        logs.append(w * math.log(matches / total if matches else 0.1 / total))
+    brevity = 1.0 if len(hyp) > len(ref) else math.exp(1 - len(ref) / len(hyp))
+    return brevity * math.exp(math.fsum(logs))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -148,17 +174,28 @@ def letter(choice: Any) -> str | None:
     return c if len(c) == 1 and c in LETTERS else None
 
 
-def rotation_em(choices: Sequence[Any], answers: Sequence[Any]) -> float | None:
+def rotation_em(choices: Sequence[Any], answers: Sequence[Any], logged: int | None = None) -> float | None:
     """Mean over the item's rotations of [chosen letter == that rotation's answer]. A rotation with
     no recorded choice, or an invalid one, scores 0; the denominator is the item's rotation count
-    (`answers`), as upstream divides by the number of rotations. None when the item has none."""
+    (`answers`), as upstream divides by the number of rotations (the paper's definition). With
+    `logged` (how many rotations the row logged, 0 < logged < the item's count) the denominator is
+    that instead: EM over the logged rotations only (`--rotations logged`, a documented deviation).
+    None when the item has none."""
     if not answers:
         return None
     right = 0
     for i, ans in enumerate(answers):
         c = letter(choices[i]) if i < len(choices) else None
         right += c is not None and c == letter(ans)
-    return right / len(answers)
+    denominator = logged if logged is not None and 0 < logged < len(answers) else len(answers)
+    return right / denominator
+
+
+def partial_rotations(logged: np.ndarray, item_rotations: np.ndarray) -> np.ndarray:
+    """Rows that logged some but not all of their item's rotations (the upstream runner's rotation
+    loop can stop after the first): their EM over the item's rotations is capped at logged / n."""
+    logged, item_rotations = np.asarray(logged), np.asarray(item_rotations)
+    return (logged > 0) & (logged < item_rotations)
 
 
 def legacy_em(choice: Any, answer: Any) -> float:
@@ -243,19 +280,27 @@ def score_frame(
     rotation_answers: Mapping[str, Sequence[str]] | pd.Series,
     judge_levels: int = 5,
     compute_missing_bleu: bool = True,
+    rotations: str = "item",
 ) -> tuple[pd.DataFrame, dict[str, int]]:
     """The frame with its answer-score columns set from the definitions above.
 
     `frame` has scorer.frame.predictions_frame's columns plus `choices` (per-rotation choices, or a
     one-element tuple for a legacy MCQ row, None when the row logged none). `rotation_answers` maps
-    item_id → the MCQ item's answer letter per rotation. The recorded scores are kept as
-    `em_recorded` / `judge_recorded` / `bleu_1_recorded`; returns (frame, counts) where counts says
-    how many MCQ rows were recomputed, how many disagree with their recorded em, and how many BLEU
-    values were computed because the row had none (only for rows with prediction text)."""
+    item_id → the MCQ item's answer letter per rotation. `rotations` is one of ROTATION_RULES; with
+    "logged", a row that logged fewer rotations than its item has (column `rotations_logged`) is
+    scored over those. The recorded scores are kept as `em_recorded` / `judge_recorded` /
+    `bleu_1_recorded`, and `rotations_item` holds each MCQ row's item rotation count; returns
+    (frame, counts) where counts says how many MCQ rows were recomputed, how many disagree with their
+    recorded em, how many logged a partial set of rotations, and how many BLEU values were computed
+    because the row had none (only for rows with prediction text)."""
+    if rotations not in ROTATION_RULES:
+        raise ValueError(f"rotations must be one of {ROTATION_RULES}, got {rotations!r}")
     out = frame.copy()
     import pandas as pd
 
-    counts = {"em_recomputed": 0, "em_recorded_differs": 0, "em_from_record": 0, "bleu_1_computed": 0}
+    counts = {"em_recomputed": 0, "em_recorded_differs": 0, "em_from_record": 0, "bleu_1_computed": 0,
+              "partial_rotations": 0}
+    out["rotations_item"] = 0
     for col in ("em", "judge", "bleu_1"):
         out[f"{col}_recorded"] = out[col]
     is_mcq = (out["mode"] == "mcq").to_numpy()
@@ -263,6 +308,14 @@ def score_frame(
         answers = out.loc[is_mcq, "item_id"].map(rotation_answers)
         choices = out.loc[is_mcq, "choices"] if "choices" in out else pd.Series([None] * int(is_mcq.sum()))
         recorded = out.loc[is_mcq, "em"].to_numpy()
+        n_item = np.fromiter((len(a) if isinstance(a, (tuple, list)) else 0 for a in answers.tolist()),
+                             dtype=np.int64, count=len(recorded))
+        n_logged = (out.loc[is_mcq, "rotations_logged"].to_numpy(np.int64) if "rotations_logged" in out
+                    else np.zeros(len(recorded), dtype=np.int64))
+        partial = partial_rotations(n_logged, n_item)
+        counts["partial_rotations"] = int(partial.sum())
+        out.loc[is_mcq, "rotations_item"] = n_item
+        logged = rotations == "logged"
         ems = np.empty(len(recorded))
         from_choices = np.zeros(len(recorded), dtype=bool)
         # The lean reader shares one tuple per distinct set of choices, and an item's answers are
@@ -271,10 +324,11 @@ def score_frame(
         memo: dict[tuple[int, int], float | None] = {}
         for i, (cs, ans, rec) in enumerate(zip(choices.tolist(), answers.tolist(), recorded)):
             if cs is not None and len(cs) and isinstance(ans, (tuple, list)) and ans:
-                key = (id(cs), id(ans))
+                n = int(n_logged[i]) if logged and partial[i] else None
+                key = (id(cs), id(ans), n)
                 em = memo.get(key, memo)
                 if em is memo:
-                    em = memo[key] = rotation_em(cs, ans)
+                    em = memo[key] = rotation_em(cs, ans, n)
                 ems[i] = em
                 from_choices[i] = True
             else:

@@ -169,6 +169,36 @@ def _cached_counts(n_units: int, resamples: int, seed: int) -> np.ndarray | None
     return full
 
 
+def resample_code_counts(
+    codes: Sequence[int] | np.ndarray,
+    n_codes: int,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    max_cells: int = MAX_CELLS,
+) -> Iterator[np.ndarray]:
+    """Yield (rows, n_codes) float matrices: per resample, how many of the drawn units carry each
+    code (`codes[i]` in 0 … n_codes − 1 for unit i, e.g. a contingency cell), from the same draws
+    as resample_indices / resample_counts. Where the shared multiplicity matrix is cached, it is
+    one product with the codes' one-hot matrix; otherwise the index draws are counted directly
+    (one bincount per chunk, no units × codes product): exact small integers either way."""
+    codes = np.asarray(codes, dtype=np.int64)
+    n = int(codes.size)
+    if n < 1:
+        raise ValueError("cannot resample from zero units")
+    if isinstance(seed, (int, np.integer)) and _cached_counts(n, resamples, int(seed)) is not None:
+        onehot = np.zeros((n, n_codes))
+        onehot[np.arange(n), codes] = 1.0
+        # each chunk also holds a (rows, n_codes) result: budget for both
+        for w in resample_counts(n, resamples, seed, max(1, max_cells * n // (n + n_codes)), dtype=float):
+            yield w @ onehot
+        return
+    for idx in resample_indices(n, resamples, seed, max(1, max_cells // 2)):  # idx and its codes
+        rows = idx.shape[0]
+        drawn = codes[idx]
+        drawn += (np.arange(rows, dtype=np.int64) * n_codes)[:, None]
+        yield np.bincount(drawn.ravel(), minlength=rows * n_codes).reshape(rows, n_codes).astype(float)
+
+
 def percentile_ci(distribution: np.ndarray, confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, float]:
     """Percentile interval (linear interpolation, as numpy's and scipy's default quantile)."""
     low, high = percentile_rows(np.asarray(distribution, dtype=float)[None, :], confidence)

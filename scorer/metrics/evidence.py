@@ -22,12 +22,14 @@ Pure functions: no I/O, no printing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import AbstractSet, Iterable, Sequence
 
 import numpy as np
 
-from scorer.model import Item, Prediction, Retrieved, Task
+from scorer.metrics.delivery import ChainStatus, chain_status, not_delivered
+from scorer.model import ChainFact, Item, Prediction, Retrieved, Task
 
 Y3 = "Y3"
 RETRIEVAL_METRICS = ("any_clue_recall", "coverage", "full_clue_recall")
@@ -39,6 +41,8 @@ TEMPORAL_METRICS = ("latest_clue_recall", "stale_dominance", "rank_inversion", "
 
 def dedupe(entries: Sequence[Retrieved]) -> tuple[Retrieved, ...]:
     """First occurrence of each round id, list order kept."""
+    if len({e.round_id for e in entries}) == len(entries):  # the usual case: nothing repeats
+        return tuple(entries)
     seen: set[str] = set()
     out = []
     for e in entries:
@@ -144,17 +148,101 @@ def temporal_eligible(task: Task, item: Item) -> bool:
     return Y3 in item.y and len(task.clue_chain(item)) >= 2
 
 
-def item_diagnosis(task: Task, item: Item, retrieved: Sequence[Retrieved] | None, k: int) -> Diagnosis | None:
+def item_diagnosis(task: Task, item: Item, retrieved: Sequence[Retrieved] | None, k: int,
+                   ranks: Sequence[int] | None = None, deduped: bool = False) -> Diagnosis | None:
     """Diagnostics of a prediction's retrieved list, or None without valid provenance (no
-    retrieval logged, or none of the item's clue rounds exists in the task)."""
+    retrieval logged, or none of the item's clue rounds exists in the task). `deduped` says the
+    list has no repeated round, `ranks` its tie-aware ranks when already computed."""
     chain = task.clue_chain(item)
     if retrieved is None or not chain:
         return None
-    entries = dedupe(retrieved)
+    entries = retrieved if deduped else dedupe(retrieved)
+    if ranks is None:
+        ranks = tie_ranks([e.score for e in entries])
     ids = [e.round_id for e in entries]
     latest = chain[-1].round_id if temporal_eligible(task, item) else None
     stale = frozenset(r for r in ids if task.is_stale(item, r)) if latest else frozenset()
-    return diagnose(ids, [r.round_id for r in chain], k, latest, stale, tie_ranks([e.score for e in entries]))
+    return diagnose(ids, [r.round_id for r in chain], k, latest, stale, ranks)
+
+
+# ----------------------------------------------------------------------------------- one item, one run
+
+
+def top_k(retrieved: Sequence[Retrieved] | None, k: int) -> tuple[str, ...] | None:
+    """What the retriever returned at K: the first K distinct round ids of the logged ranking (a
+    longer logged list is a candidate pool); None when the run logged no retrieval."""
+    if retrieved is None:
+        return None
+    head = [e.round_id for e in retrieved[:k]]
+    if len(set(head)) == len(head):  # no repeat among the first K: they are the top K
+        return tuple(head)
+    seen: set[str] = set()
+    out: list[str] = []
+    for e in retrieved:
+        if e.round_id not in seen:
+            if len(out) == k:
+                break
+            seen.add(e.round_id)
+            out.append(e.round_id)
+    return tuple(out)
+
+
+@dataclass  # not frozen (a frozen dataclass costs 2 µs more to build, once per row and section): read-only
+class ItemEvidence:
+    """One run's evidence on one item at K: the per-item values the report's evidence and delivery
+    tables are built from, and that the app's Item screen and case cards show (`item_evidence`).
+
+    - `retrieved`: the top K distinct round ids (None: retrieval not logged); `pool`: the whole logged
+      ranking, deduplicated (candidates beyond K are shown, never counted as retrieved);
+    - `delivered`: the rounds in the reader's request (None: unknown, never "same as retrieved");
+    - `facts`: the chain facts counted (their round is in the task); `chain`: how many of them were
+      retrieved (in the top K) and delivered;
+    - `not_delivered`: top-K rounds left out of the request (both lists logged), in rank order;
+    - `diagnosis`: the retrieval diagnostics at K (None without valid provenance);
+    - `counted`: whether the tables count the item at all (abstention controls are left out)."""
+
+    k: int
+    logged: tuple[Retrieved, ...] | None  # the ranking as the run logged it
+    retrieved: tuple[str, ...] | None
+    delivered: tuple[str, ...] | None
+    facts: tuple[ChainFact, ...]
+    chain: ChainStatus
+    not_delivered: tuple[str, ...] | None
+    counted: bool
+    task: Task = field(compare=False, repr=False)
+    item: Item = field(compare=False, repr=False)
+
+    @cached_property
+    def pool(self) -> tuple[Retrieved, ...] | None:
+        """The whole logged ranking, deduplicated (its first K round ids are `retrieved`)."""
+        return None if self.logged is None else dedupe(self.logged)
+
+    @cached_property
+    def ranks(self) -> list[int]:
+        """Tie-aware ranks of `pool` (an entry whose score equals the previous one's shares its rank)."""
+        return tie_ranks([e.score for e in self.pool or ()])
+
+    @cached_property
+    def diagnosis(self) -> Diagnosis | None:
+        # computed on first use: the chain and delivery tables do not need it
+        return item_diagnosis(self.task, self.item, self.pool, self.k, self.ranks, deduped=True)
+
+    @property
+    def any_logged(self) -> bool:
+        """The run logged a retrieved or a delivered list (the chain tables count the item)."""
+        return self.retrieved is not None or self.delivered is not None
+
+
+def item_evidence(task: Task, item: Item, prediction: Prediction, k: int) -> ItemEvidence:
+    """The one place that decides what a run retrieved (the top K of its logged ranking), delivered
+    and left out for one item: the evidence and delivery sections and the app all read it."""
+    logged = prediction.retrieved
+    retrieved = None if logged is None else top_k(logged, k)
+    delivered = prediction.delivered
+    facts = tuple(f for f in item.chain if task.has_round(f.round_id))
+    status = chain_status([f.round_id for f in facts], retrieved, delivered)
+    dropped = None if retrieved is None or delivered is None else tuple(not_delivered(retrieved, delivered))
+    return ItemEvidence(k, logged, retrieved, delivered, facts, status, dropped, item.answerable, task, item)
 
 
 # ----------------------------------------------------------------------------------- recall curve
@@ -197,10 +285,10 @@ class RoundMark:
 
     round_id: str
     rank: int  # tie-aware rank
-    position: int  # 1-based list position
+    position: int  # 1-based list position (of the deduplicated list)
     score: float | None
     recency_age: float | None
-    in_top_k: bool
+    in_top_k: bool  # counted as retrieved (beyond K: a candidate the reader was not given by retrieval)
     exists: bool  # the round id is in the task
     gold: bool
     stale: bool
@@ -213,33 +301,37 @@ class ChainMark:
     round_id: str
     role: str
     modality: str | None
-    retrieved: bool | None
-    delivered: bool | None
+    retrieved: bool | None  # in the top K (None: retrieval not logged or the fact is not counted)
+    delivered: bool | None  # in the request (None: delivery not logged or the fact is not counted)
+    counted: bool = True  # False: its round is not in the task, so the chain metrics leave it out
 
 
 @dataclass(frozen=True)
 class EvidenceMarks:
     k: int
-    rounds: tuple[RoundMark, ...]
-    chain: tuple[ChainMark, ...]
-    chain_retrieved: bool | None  # every chain fact retrieved (None: retrieval unknown)
-    chain_delivered: bool | None  # every chain fact delivered (None: delivery unknown)
-    delivered_not_retrieved: tuple[str, ...]  # in the request without being retrieved
+    rounds: tuple[RoundMark, ...]  # the whole logged ranking, deduplicated; in_top_k marks the top K
+    chain: tuple[ChainMark, ...]  # the item's chain facts, in the benchmark's order
+    chain_retrieved: bool | None  # every counted chain fact in the top K (None: retrieval unknown)
+    chain_delivered: bool | None  # every counted chain fact delivered (None: delivery unknown)
+    delivered_not_retrieved: tuple[str, ...]  # in the request without being in the top K
     diagnosis: Diagnosis | None
+    status: ChainStatus | None = None  # the counts behind chain_retrieved / chain_delivered (n/m)
+    dropped: tuple[RoundMark, ...] = ()  # top-K rounds packing left out of the request
+    counted: bool = True  # False for an abstention control: the report's tables leave the item out
 
 
 def item_evidence_marks(task: Task, item: Item, prediction: Prediction, k: int = 10) -> EvidenceMarks:
     """Everything the Item screen marks for one run's row: each retrieved round's rank, score,
-    gold/stale/latest/delivered flags, and the chain's retrieved/delivered completeness. The same
-    functions the scorer's tables use, so the app and the report never disagree."""
-    retrieved = prediction.retrieved
-    delivered = prediction.delivered
-    entries = dedupe(retrieved or ())
-    ranks = tie_ranks([e.score for e in entries])
+    gold/stale/latest/delivered flags, and the chain's retrieved/delivered completeness. Built on
+    `item_evidence`, which the scorer's evidence and delivery tables read: the app and the report
+    never disagree (tests/tui/test_evidence_truth.py compares them on every demo item and run)."""
+    ev = item_evidence(task, item, prediction, k)
+    entries = ev.pool or ()
+    ranks = ev.ranks
     gold = {r.round_id for r in task.clue_chain(item)}
     latest_round = task.latest_clue(item) if temporal_eligible(task, item) else None
     latest = latest_round.round_id if latest_round else None
-    delivered_set = set(delivered) if delivered is not None else None
+    delivered_set = set(ev.delivered) if ev.delivered is not None else None
     rounds = tuple(
         RoundMark(
             round_id=e.round_id, rank=rk, position=pos, score=e.score, recency_age=e.recency_age,
@@ -249,24 +341,30 @@ def item_evidence_marks(task: Task, item: Item, prediction: Prediction, k: int =
         )
         for pos, (e, rk) in enumerate(zip(entries, ranks), start=1)
     )
-    retrieved_set = {e.round_id for e in entries} if retrieved is not None else None
+    top = set(ev.retrieved) if ev.retrieved is not None else None
+    counted = {f.round_id for f in ev.facts}
     chain = tuple(
         ChainMark(
             f.round_id, f.role, f.modality or fact_modality(task, f.round_id),
-            None if retrieved_set is None else f.round_id in retrieved_set,
-            None if delivered_set is None else f.round_id in delivered_set,
+            None if top is None or f.round_id not in counted else f.round_id in top,
+            None if delivered_set is None or f.round_id not in counted else f.round_id in delivered_set,
+            f.round_id in counted,
         )
         for f in item.chain
     )
-    extra = tuple(d for d in dict.fromkeys(delivered or ()) if retrieved_set is None or d not in retrieved_set)
+    extra = tuple(d for d in dict.fromkeys(ev.delivered or ()) if top is None or d not in top)
+    by_id = {m.round_id: m for m in rounds} if ev.not_delivered else {}
     return EvidenceMarks(
         k=k,
         rounds=rounds,
         chain=chain,
-        chain_retrieved=None if retrieved_set is None or not chain else all(c.retrieved for c in chain),
-        chain_delivered=None if delivered_set is None or not chain else all(c.delivered for c in chain),
-        delivered_not_retrieved=extra if retrieved is not None else (),
-        diagnosis=item_diagnosis(task, item, retrieved, k),
+        chain_retrieved=ev.chain.chain_retrieved,
+        chain_delivered=ev.chain.chain_delivered,
+        delivered_not_retrieved=extra if top is not None else (),
+        diagnosis=ev.diagnosis,
+        status=ev.chain,
+        dropped=tuple(by_id[r] for r in ev.not_delivered or ()),
+        counted=ev.counted,
     )
 
 

@@ -23,7 +23,7 @@ from scorer.metrics.bootstrap import (
     DEFAULT_SEED,
     MAX_CELLS,
     percentile_ci,
-    resample_counts,
+    resample_code_counts,
 )
 
 WEIGHTS = (None, "linear", "quadratic")
@@ -190,14 +190,22 @@ def _variance(table: np.ndarray, kappa: float, weights: str | None, d: np.ndarra
         np.fill_diagonal(term_b, 0)
         term_b = (1 - kappa) ** 2 * term_b.sum()
         term_c = (kappa - p_e * (1 - kappa)) ** 2
-        return float((term_a + term_b - term_c) / (1 - p_e) ** 2 / nobs)
+        return float(_difference(term_a + term_b, term_c) / (1 - p_e) ** 2 / nobs)
     w = 1.0 - d / d.max()  # agreement weights, 1 on the diagonal
     w_row = (freq_col * w).sum(1)
     w_col = (freq_row[:, None] * w).sum(0)
     agree_wexp = (w * freq_col * freq_row[:, None]).sum()
     term_a = probs * (w - (w_col + w_row[:, None]) * (1 - kappa)) ** 2
-    var = term_a.sum() - (kappa - agree_wexp * (1 - kappa)) ** 2
+    var = _difference(term_a.sum(), (kappa - agree_wexp * (1 - kappa)) ** 2)
     return float(var / ((1 - agree_wexp) ** 2 * nobs))
+
+
+def _difference(plus: float, minus: float) -> float:
+    """plus − minus, or 0 when it is rounding noise: where the true variance is 0 (e.g. κ = 0 on a
+    table whose every disagreement is equally far), float sums leave ~1e-17 and its square root a
+    spurious SE of ~1e-8 that even changes when the raters are swapped (found by hypothesis)."""
+    diff = float(plus - minus)
+    return 0.0 if abs(diff) <= 1e-12 * max(abs(float(plus)), abs(float(minus))) else diff
 
 
 def kappa_bootstrap_ci(
@@ -210,38 +218,86 @@ def kappa_bootstrap_ci(
     confidence: float = 0.95,
     max_cells: int = MAX_CELLS,
 ) -> KappaBootstrap:
-    """Percentile bootstrap CI of κ, resampling items. Every resample's k × k table is its item
-    multiplicities (scorer.metrics.bootstrap.resample_counts, shared by every CI over n items)
-    times each item's one-hot cell: one matrix product, no Python loop per resample."""
+    """Percentile bootstrap CI of κ, resampling items. Every resample's k × k table counts its
+    drawn items per cell (scorer.metrics.bootstrap.resample_code_counts, the draws every CI over n
+    items shares): vectorised, no Python loop per resample."""
+    return kappa_bootstrap_cis(a, b, (weights,), labels, n_resamples, seed, confidence, max_cells)[0]
+
+
+def kappa_bootstrap_cis(
+    a: Sequence[Hashable],
+    b: Sequence[Hashable],
+    weights: Sequence[str | None] = WEIGHTS,
+    labels: Sequence[Hashable] | None = None,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = 0.95,
+    max_cells: int = MAX_CELLS,
+) -> tuple[KappaBootstrap, ...]:
+    """`kappa_bootstrap_ci` for several weightings at once: each resample's table is built once
+    and every weighting read from it (the same values as one call per weighting)."""
     a, b, _ = paired_ratings(a, b)
     ia, ib, labels = encode(a, b, labels)
     k, n = len(labels), len(ia)
-    point = cohen_kappa(a, b, weights, labels)
-    base = {"n": n, "resamples": n_resamples, "seed": seed, "weights": weights, "confidence": confidence}
+    points = [cohen_kappa(a, b, w, labels) for w in weights]
     if n == 0:
-        return KappaBootstrap(None, None, None, used=0, dropped=0, undefined_reason=point.undefined_reason, **base)
-    d = disagreement_weights(k, weights).astype(float)
+        return tuple(KappaBootstrap(None, None, None, n=0, resamples=n_resamples, used=0, dropped=0, seed=seed,
+                                    weights=w, confidence=confidence, undefined_reason=p.undefined_reason)
+                     for w, p in zip(weights, points))
+    ds = [disagreement_weights(k, w).astype(float) for w in weights]
     cells = ia * k + ib
     kk = k * k
-    parts = []
-    # Each chunk also holds a (rows, k·k) table: budget for both.
-    onehot = np.zeros((n, kk))
-    onehot[np.arange(n), cells] = 1.0
-    # A resample's table is its item multiplicities times each item's cell: exact small integers.
-    for w in resample_counts(n, n_resamples, seed, max(1, max_cells * n // (n + kk)), dtype=float):
-        rows = w.shape[0]
-        t = (w @ onehot).reshape(rows, k, k)
-        obs_dis = (t * d).sum(axis=(1, 2))
-        exp_dis = np.einsum("ri,ij,rj->r", t.sum(2), d, t.sum(1))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            kap = np.where(exp_dis > 0, 1 - n * obs_dis / exp_dis, np.nan)
-        parts.append(kap)
-    dist = np.concatenate(parts)
-    ok = dist[np.isfinite(dist)]
-    dropped = int(dist.size - ok.size)
-    if ok.size == 0:
-        reason = point.undefined_reason or "κ is undefined (p_e = 1) on every resample"
-        return KappaBootstrap(point.kappa, None, None, used=0, dropped=dropped, undefined_reason=reason, **base)
-    low, high = percentile_ci(ok, confidence)
-    return KappaBootstrap(point.kappa, low, high, used=int(ok.size), dropped=dropped,
-                          undefined_reason=point.undefined_reason, **base)
+    parts: list[list[np.ndarray]] = [[] for _ in weights]
+    # A resample's table counts the drawn items in each cell: exact small integers, and so are the
+    # disagreement sums below (in any order: the κ values do not depend on it).
+    for flat in resample_code_counts(cells, kk, n_resamples, seed, max_cells):
+        rows = flat.shape[0]
+        t = flat.reshape(rows, k, k)
+        row_sums, col_sums = t.sum(2), t.sum(1)
+        for d, out in zip(ds, parts):
+            obs_dis = flat @ d.ravel()
+            exp_dis = ((row_sums @ d) * col_sums).sum(1)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out.append(np.where(exp_dis > 0, 1 - n * obs_dis / exp_dis, np.nan))
+    found = []
+    for wt, point, chunks in zip(weights, points, parts):
+        base = {"n": n, "resamples": n_resamples, "seed": seed, "weights": wt, "confidence": confidence}
+        dist = np.concatenate(chunks)
+        ok = dist[np.isfinite(dist)]
+        dropped = int(dist.size - ok.size)
+        if ok.size == 0:
+            reason = point.undefined_reason or "κ is undefined (p_e = 1) on every resample"
+            found.append(KappaBootstrap(point.kappa, None, None, used=0, dropped=dropped, undefined_reason=reason,
+                                        **base))
+            continue
+        low, high = percentile_ci(ok, confidence)
+        found.append(KappaBootstrap(point.kappa, low, high, used=int(ok.size), dropped=dropped,
+                                    undefined_reason=point.undefined_reason, **base))
+    return tuple(found)
+
+
+@dataclass(frozen=True)
+class OrdinalKappa:
+    """One weighting of κ between two raters on a shared ordinal scale: the point estimate with
+    its analytic SE/CI (`result`, statsmodels' formulas) and its percentile bootstrap CI."""
+
+    weights: str | None
+    result: KappaResult
+    bootstrap: KappaBootstrap
+
+
+def ordinal_kappas(
+    a: Sequence[Hashable],
+    b: Sequence[Hashable],
+    labels: Sequence[Hashable],
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    weights: Sequence[str | None] = WEIGHTS,
+) -> tuple[OrdinalKappa, ...]:
+    """Unweighted, linear and quadratic κ of two raters whose ratings lie on the ordered scale
+    `labels` (lowest first; given explicitly, so that a level neither rater used still counts in
+    the weights, as scikit-learn's `labels=` and a statsmodels table with an empty row do). Every
+    weighting's bootstrap uses the same item draws."""
+    labels = tuple(labels)
+    boots = kappa_bootstrap_cis(a, b, tuple(weights), labels, n_resamples=n_resamples, seed=seed)
+    return tuple(OrdinalKappa(w, cohen_kappa(a, b, w, labels), bt) for w, bt in zip(weights, boots))

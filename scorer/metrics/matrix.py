@@ -13,14 +13,17 @@ Aggregates, as DESIGN §6 `matrix` rows {backbone, method, mode, metric, x, y, a
              `n` = distinct items behind it and `n_cells` = cells averaged;
 - `micro`    the item-weighted mean over distinct items (named as such; not the paper's Avg.).
 Best and second-best per row (same backbone, metric, x, y, agg) across methods are marked on values
-rounded to the displayed precision (ties share the mark; second = the next distinct value).
+rounded to the displayed precision (ties share the mark; second = the next distinct value), as the
+MemEye tables mark them: among the methods that are ranked only (`unmarked` methods, the reference
+baselines, are shown but neither marked nor counted), and with exactly two ranked methods in a row
+the best alone.
 
 Pure functions over pandas/numpy; vectorised (no Python loop per row).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -114,12 +117,17 @@ def metric_rows(work: pd.DataFrame, metric: str, mode: str, n_items: int) -> pd.
     return out
 
 
-def mark_best(rows: pd.DataFrame, group: Sequence[str], decimals: int = MARK_DECIMALS) -> pd.Series:
+def mark_best(rows: pd.DataFrame, group: Sequence[str], decimals: int = MARK_DECIMALS,
+              ranked: Sequence[bool] | np.ndarray | pd.Series | None = None) -> pd.Series:
     """'best' / 'second' / '' per row, comparing `value` rounded to `decimals` within each group.
-    Ties share a mark; a group with a single method, or where every method ties, has no second."""
+    Ties share a mark; a group with a single method, or where every method ties, has no second; a
+    group of exactly two methods marks the best only. `ranked` (per row, default all): rows outside
+    it (reference baselines) get no mark and take no rank from the others."""
     if rows.empty:
         return pd.Series([], dtype=object, index=rows.index)
     v = rows["value"].astype(float).round(decimals)
+    if ranked is not None:
+        v = v.where(np.asarray(ranked, dtype=bool))
     keys = [rows[c] for c in group]
     best = v.groupby(keys, sort=False).transform("max")
     second = v.where(v < best).groupby(keys, sort=False).transform("max")
@@ -133,10 +141,12 @@ def evaluation_matrix(
     metrics: Sequence[tuple[str, str]] = METRICS,
     keys: Sequence[str] = ("backbone", "method"),
     decimals: int = MARK_DECIMALS,
+    unmarked: Collection[str] = (),
 ) -> pd.DataFrame:
     """Every metric's rows, marked, in a stable order (keys, metric order, agg order, y, x).
 
-    The mark group is every key but the last (e.g. per backbone, across methods)."""
+    The mark group is every key but the last (e.g. per backbone, across methods); `unmarked` values
+    of the last key (reference baselines) are shown but not marked (see mark_best)."""
     keys = list(keys)
     empty = pd.DataFrame(columns=[*keys, *ROW_COLUMNS[2:]])
     if frame.empty:
@@ -156,7 +166,8 @@ def evaluation_matrix(
     if not parts:
         return empty
     out = pd.concat(parts, ignore_index=True).merge(key_table, on="_k", how="left").drop(columns="_k")
-    out["mark"] = mark_best(out, [*keys[:-1], "metric", "agg", "x", "y"], decimals)
+    ranked = ~out[keys[-1]].isin(list(unmarked)).to_numpy(bool) if len(unmarked) else None
+    out["mark"] = mark_best(out, [*keys[:-1], "metric", "agg", "x", "y"], decimals, ranked)
     rank = {**{m: i for i, (m, _) in enumerate(metrics)}, **{a: i for i, a in enumerate(AGGS)}}
     out["_m"] = [rank[v] for v in out["metric"].tolist()]
     out["_a"] = [rank[v] for v in out["agg"].tolist()]

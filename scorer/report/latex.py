@@ -13,6 +13,7 @@ from scorer.metrics.matrix import ALL
 from scorer.model import X_LABELS, Y_LABELS
 from scorer.report.fmt import cell_text, file_stem, is_number, mark_of, number, title_of
 from scorer.sections.base import Table
+from scorer.sections.matrix import marks_note
 from scorer.sections.methods import (
     FAMILY_ORDER,
     FAMILY_TITLES,
@@ -70,7 +71,7 @@ def generic(t: Table) -> str:
         lines.append(" & ".join(_marked(esc(cell_text(c, r.get(c), r)), mark_of(r, c)) for c in cols) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}%", "}"]
     if t.note:
-        lines.append(rf"\par\smallskip\footnotesize {esc(t.note)}")
+        lines.append(rf"\par\smallskip\footnotesize {_flags(esc(t.note))}")
     lines.append(r"\end{table}")
     return "\n".join(lines) + "\n"
 
@@ -112,7 +113,8 @@ def main_matrix(backbone: str, rows: list[dict]) -> str:
     lines = [r"\begin{table*}[t]", r"\centering",
              (rf"\caption{{Evaluation matrix on \texttt{{{esc(backbone)}}}. EM (multiple choice, mean over rotations) "
               r"and LLM-Judge (open); $n$ = items. Avg.\ = mean of the non-empty cells. "
-              r"Best and second-best per row highlighted.}"),
+              + _flags(esc(marks_note([r for r in rows if r["agg"] != "marginal"], {m: lb for m, lb, _ in methods})))
+              + "}"),
              rf"\label{{tab:memscope-matrix-{file_stem(backbone)}}}", r"\scriptsize", r"\setlength{\tabcolsep}{2.2pt}",
              r"\memscopefit{%", rf"\begin{{tabular}}{{lllr{'c' * len(methods)}}}", r"\toprule",
              " & ".join(head1) + r" \\", "".join(rules),
@@ -164,6 +166,11 @@ def main_matrix(backbone: str, rows: list[dict]) -> str:
         lines.pop()
     lines += [r"\bottomrule", r"\end{tabular}%", "}", r"\end{table*}"]
     return "\n".join(lines) + "\n"
+
+
+def _flags(text: str) -> str:
+    """A command-line flag in escaped text as typewriter text (TeX would set "--" as an en dash)."""
+    return text.replace("--mark-all", r"\texttt{-{}-mark-all}")
 
 
 def _swap(line: str, first: str, second: str) -> str:

@@ -1,14 +1,24 @@
-"""Agreement (DESIGN §5 "Agreement") from the annotation store: the LLM judge against human
-accept/reject verdicts, and annotators' X / Y labels against each other and the gold labels.
+"""Agreement (DESIGN §5 "Agreement") from the annotation store and the run rows: the LLM judge
+against human accept/reject verdicts, annotators' verdicts against each other, LLM judges against
+each other, and annotators' X / Y labels against each other and the gold labels.
 
-report.json `agreement` = {"judge_vs_human": [...], "labels": [...], "label_confusion": [...],
-"boundary": [...]}; a part without data is {"value": null, "reason": …}.
+report.json `agreement` = {"judge_vs_human": [...], "human_vs_human": [...], "judge_vs_judge": [...],
+"labels": [...], "label_confusion": [...], "boundary": [...]}; a part without data is
+{"value": null, "reason": …}.
 - judge_vs_human rows: the judge (score ≥ 0.5 → accept, on the report's judge scale) against each
   annotator and, with two or more annotators, against their strict majority; overall (`stratum`
   "all"), per method and per (X, Y) cell. κ with its percentile bootstrap CI (`ci_low`/`ci_high`)
   and the analytic one; borderline verdicts excluded and counted.
 - labels rows: κ_X / κ_Y per annotator pair, each annotator against the gold labels, and
-  Krippendorff's α (nominal) across all annotators. An item's label set is one category ("X2+X3").
+  Krippendorff's α (nominal) across all annotators; with three annotators or more, Fleiss' κ
+  (`kind` "fleiss") over the items every annotator labelled. An item's label set is one category
+  ("X2+X3").
+- judge_vs_judge rows (no --db needed): every two judges whose scores a run row carries
+  (`judge_panel`, or `judge_previous` beside `judge`), Cohen's κ unweighted, linear and quadratic
+  over the report's judge levels; with three judges or more, Fleiss' κ and α (ordinal, nominal).
+- human_vs_human rows: every two annotators' verdicts on the same predictions, as the ordinal scale
+  reject < borderline < accept (unweighted, linear, quadratic κ); with three or more, Fleiss' κ and
+  α. Rows and their fields: scorer.sections.agreement_raters.
 - boundary rows: of the X disagreements, how many lie on the X2/X3 boundary only.
 """
 
@@ -20,7 +30,10 @@ from typing import Any
 import pandas as pd
 
 from scorer.metrics.agreement import (
+    VERDICT_SCALE,
     cohen_kappa,
+    fleiss_bootstrap_ci,
+    fleiss_kappa,
     human_majority,
     judge_vs_human,
     kappa_bootstrap_ci,
@@ -28,6 +41,7 @@ from scorer.metrics.agreement import (
     normalise_verdict,
 )
 from scorer.metrics.matrix import ALL
+from scorer.sections import agreement_raters as raters
 from scorer.sections.base import ScoreContext, SectionResult, Table
 
 NAME = "agreement"
@@ -40,24 +54,50 @@ def _absent(reason: str) -> dict:
 
 
 def build(ctx: ScoreContext) -> SectionResult:
+    opts = ctx.options
+    judges, warnings = raters.read_judge_scores(ctx)
+    judge_part: dict[str, Any] = {}
+    judge_tables_: list[Table] = []  # shown after the tables that involve humans
+    if judges is None:
+        judge_part["judge_vs_judge"] = _absent("no run row carries two judges' scores (`judge_panel`, or "
+                                               "`judge_previous` beside `judge`)")
+    else:
+        rows = raters.rater_rows("judge_vs_judge", judges, raters.judge_scale(opts.judge_levels), opts.resamples,
+                                 opts.seed, "judges")
+        judge_part["judge_vs_judge"] = rows or _absent("no two judges scored the same row")
+        if rows:
+            judge_tables_.append(raters.judge_table(rows))
+    tables: list[Table] = []
     ann = ctx.annotations
     if ann is None:
-        return SectionResult.absent(NAME, "no annotation database given (--db)")
-    warnings: list[str] = []
-    tables: list[Table] = []
+        if judges is None:
+            return SectionResult.absent(NAME, "no annotation database given (--db)")
+        return SectionResult(NAME, {**_all_absent("no annotation database given (--db)"), **judge_part},
+                             judge_tables_, warnings=tuple(warnings))
     verdicts = ann[ann["kind"] == "verdict"] if len(ann) else ann
     labels = ann[ann["kind"] == "label"] if len(ann) else ann
     if verdicts.empty and labels.empty:
-        return SectionResult.absent(NAME, "the annotation database has no verdicts and no labels")
+        reason = "the annotation database has no verdicts and no labels"
+        if judges is None:
+            return SectionResult.absent(NAME, reason)
+        return SectionResult(NAME, {**_all_absent(reason), **judge_part}, judge_tables_, warnings=tuple(warnings))
     data: dict[str, Any] = {}
     if verdicts.empty:
         data["judge_vs_human"] = _absent("no accept/reject verdicts in the annotation database")
+        data["human_vs_human"] = _absent("no accept/reject verdicts in the annotation database")
     else:
-        rows, w = judge_rows(ctx, verdicts)
+        resolve = _run_resolver(ctx.frame)
+        rows, w = judge_rows(ctx, verdicts, resolve)
         warnings += w
         data["judge_vs_human"] = rows if rows else _absent("no verdict matches a scored open prediction")
         if rows:
             tables += judge_tables(rows)
+        human = human_rows(ctx, verdicts, resolve)
+        data["human_vs_human"] = human or _absent("no two annotators judged the same prediction")
+        if human:
+            tables.append(raters.human_table(human))
+    data.update(judge_part)
+    tables += judge_tables_
     if labels.empty:
         for key in ("labels", "label_confusion", "boundary"):
             data[key] = _absent("no X/Y label acts in the annotation database")
@@ -68,6 +108,11 @@ def build(ctx: ScoreContext) -> SectionResult:
         data["boundary"] = boundary_rows or _absent("no X label comparisons")
         tables += label_tables(lab_rows, boundary_rows)
     return SectionResult(NAME, data, tables, warnings=tuple(warnings))
+
+
+def _all_absent(reason: str) -> dict:
+    return {key: _absent(reason) for key in ("judge_vs_human", "human_vs_human", "labels", "label_confusion",
+                                             "boundary")}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -91,10 +136,10 @@ def _run_resolver(frame: pd.DataFrame):
     return resolve
 
 
-def judge_rows(ctx: ScoreContext, verdicts: pd.DataFrame) -> tuple[list[dict], list[str]]:
+def judge_rows(ctx: ScoreContext, verdicts: pd.DataFrame, resolve=None) -> tuple[list[dict], list[str]]:
     frame = ctx.frame
     opts = ctx.options
-    resolve = _run_resolver(frame)
+    resolve = resolve or _run_resolver(frame)
     wanted = {resolve(r) for r in set(verdicts["run_key"])} - {None}
     open_rows = frame[(frame["mode"] == "open") & frame["run_key"].isin(wanted) & frame["item_id"].isin(set(verdicts["item_id"]))]
     scores = {(k, i): (j, d, x, y) for k, i, j, d, x, y in zip(
@@ -183,6 +228,17 @@ def judge_tables(rows: list[dict]) -> list[Table]:
     ]
 
 
+def human_rows(ctx: ScoreContext, verdicts: pd.DataFrame, resolve=None) -> list[dict]:
+    """Annotator vs annotator on the verdicts as an ordinal scale (reject < borderline < accept),
+    with Fleiss' κ and α across three annotators or more."""
+    resolve = resolve or _run_resolver(ctx.frame)
+    table, _ = raters.verdict_table(verdicts, resolve)  # unknown verdict values: judge_rows warns
+    if table is None:
+        return []
+    opts = ctx.options
+    return raters.rater_rows("human_vs_human", table, VERDICT_SCALE, opts.resamples, opts.seed, "annotators")
+
+
 # ---------------------------------------------------------------------------------------------
 # Labels
 
@@ -222,7 +278,8 @@ def label_rows(ctx: ScoreContext, labels: pd.DataFrame, warnings: list[str]) -> 
             k = cohen_kappa(ua, ub, labels=cats)
             boot = kappa_bootstrap_ci(ua, ub, labels=cats, n_resamples=opts.resamples, seed=opts.seed)
             either = sum(1 for u, v in zip(ra, rb) if (u is None) != (v is None))
-            rows.append({"compared": "labels", "axis": axis, "kind": kind, "rater_a": a, "rater_b": b,
+            rows.append({"compared": "labels", "axis": axis, "kind": kind, "coefficient": "cohen",
+                         "rater_a": a, "rater_b": b,
                          "n": k.n, "excluded": either, "agreements": sum(u == v for u, v in both),
                          "observed": k.observed, "kappa": k.kappa, "ci_low": boot.ci_low, "ci_high": boot.ci_high,
                          "se": k.se, "ci_low_analytic": k.ci_low, "ci_high_analytic": k.ci_high, "alpha": None,
@@ -239,24 +296,38 @@ def label_rows(ctx: ScoreContext, labels: pd.DataFrame, warnings: list[str]) -> 
                                  "x2_x3": on_boundary, "share": on_boundary / len(dis) if dis else None})
         if len(annotators) >= 2:
             res = krippendorff_alpha([ratings[a] for a in annotators], level="nominal")
-            rows.append({"compared": "labels", "axis": axis, "kind": "all", "rater_a": "all",
+            rows.append({"compared": "labels", "axis": axis, "kind": "all", "coefficient": "alpha", "rater_a": "all",
                          "rater_b": f"{len(annotators)} annotators", "n": res.n, "excluded": len(items) - res.n,
                          "agreements": None, "observed": None, "kappa": None, "ci_low": None, "ci_high": None,
                          "se": None, "ci_low_analytic": None, "ci_high_analytic": None, "alpha": res.alpha,
                          "undefined_reason": res.undefined_reason})
+        if len(annotators) >= 3:  # Fleiss' κ beside α: the items every annotator labelled
+            table = [ratings[a] for a in annotators]
+            fk = fleiss_kappa(table)
+            bt = fleiss_bootstrap_ci(table, n_resamples=opts.resamples, seed=opts.seed)
+            rows.append({"compared": "labels", "axis": axis, "kind": "fleiss", "coefficient": "fleiss",
+                         "rater_a": "all", "rater_b": f"{len(annotators)} annotators", "n": fk.n,
+                         "excluded": fk.excluded, "agreements": None, "observed": fk.observed, "kappa": fk.kappa, "ci_low": bt.ci_low,
+                         "ci_high": bt.ci_high, "se": None, "ci_low_analytic": None, "ci_high_analytic": None,
+                         "alpha": None, "undefined_reason": fk.undefined_reason or bt.undefined_reason})
     return rows, confusion, boundary
 
 
 def label_tables(rows: list[dict], boundary: list[dict]) -> list[Table]:
     out = []
     if rows:
+        statistic = {"cohen": "Cohen's κ", "fleiss": "Fleiss' κ", "alpha": "Krippendorff's α"}
         shown = [{"Axis": r["axis"], "n": r["n"], "agreement": r["observed"],
-                  "Raters": f"all {r['rater_b']}" if r["kind"] == "all" else f"{r['rater_a']} vs {r['rater_b']}",
+                  "Raters": (f"all {r['rater_b']}" if r["kind"] in ("all", "fleiss")
+                             else f"{r['rater_a']} vs {r['rater_b']}"),
+                  "Statistic": statistic[r["coefficient"]],
                   "κ": r["kappa"] if r["kappa"] is not None or r["kind"] == "all" else "undefined", "95% CI": (r["ci_low"], r["ci_high"]),
                   "α": r["alpha"]} for r in rows]
         out.append(Table("labels", "X / Y label agreement (κ_X, κ_Y per pair; vs gold; Krippendorff's α across all)",
-                         shown, ["Axis", "Raters", "n", "agreement", "κ", "95% CI", "α"],
-                         "A label set is one category (X2+X3). α: nominal, missing labels allowed."))
+                         shown, ["Axis", "Raters", "Statistic", "n", "agreement", "κ", "95% CI", "α"],
+                         "A label set is one category (X2+X3). α: nominal, missing labels allowed. Fleiss' κ "
+                         "(three annotators or more): the items every annotator labelled; agreement = mean share "
+                         "of agreeing annotator pairs. CI: percentile bootstrap over items."))
     if boundary:
         shown = [{"Raters": f"{b['rater_a']} vs {b['rater_b']}", "n": b["n"], "X disagreements": b["disagreements"],
                   "on X2/X3 boundary": b["x2_x3"], "share": b["share"]} for b in boundary]

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from scorer.model import Benchmark, Run
-from scorer.names import DEFAULT_DISPLAY_NAMES
+from scorer.names import DEFAULT_DISPLAY_NAMES, DEFAULT_FAMILIES, DEFAULT_REFERENCES
 
 if TYPE_CHECKING:  # pandas costs half a second to import: not for `memscope --help`
     import pandas as pd
@@ -26,6 +26,12 @@ class ScoreOptions:
     clustered: bool = False  # resample clusters (persona/conversation) instead of items
     study: str | None = None  # restrict annotations to one study
     names: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_DISPLAY_NAMES))
+    families: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_FAMILIES))  # method/display → family
+    references: frozenset[str] = DEFAULT_REFERENCES  # reference baselines: shown, not marked
+    mark_all: bool = False  # mark best/second among reference baselines too
+    rotations: str = "item"  # one of scorer.model.ROTATION_RULES
+    judge_scale: tuple[float, float] | None = None  # --judge-scale MIN-MAX: recorded judge scores rescaled to [0, 1]
+    recompute_text_metrics: bool = False  # BLEU-1 / F1 / exact / contains from pred and gt, not as recorded
     extra: Mapping[str, Any] = field(default_factory=dict)  # section-specific options (e.g. stage pairs)
 
 

@@ -20,13 +20,11 @@ from scorer.metrics.delivery import (
     budget_family,
     budget_of,
     budget_sort_key,
-    chain_status,
     count_by_modality,
-    not_delivered,
     parse_stage_pair,
     stage_loss,
 )
-from scorer.metrics.evidence import fact_modality, round_modalities
+from scorer.metrics.evidence import fact_modality, item_evidence, round_modalities
 from scorer.model import CHAIN_MODALITIES
 from scorer.names import display_name
 from scorer.sections import evidence_records
@@ -65,14 +63,10 @@ def _statuses(records: Sequence[Record], k: int):
     for r in records:
         if not r.item.answerable:  # abstention controls have no chain to deliver
             continue
-        p = r.prediction
         # the retriever's output is the top K of the logged ranking; a longer pool is only candidates
-        retrieved = None if p.retrieved is None else [e.round_id for e in p.retrieved[:k]]
-        delivered = p.delivered
-        if retrieved is None and delivered is None:
-            continue
-        facts = [f for f in r.item.chain if r.task.has_round(f.round_id)]
-        yield r, retrieved, delivered, facts, chain_status([f.round_id for f in facts], retrieved, delivered)
+        ev = item_evidence(r.task, r.item, r.prediction, k)
+        if ev.any_logged:
+            yield r, ev.retrieved, ev.delivered, ev.facts, ev.chain, ev.not_delivered
 
 
 def run_rows(records: Sequence[Record], k: int) -> tuple[list[dict], list[dict], list[dict], list[dict]]:
@@ -86,13 +80,12 @@ def run_rows(records: Sequence[Record], k: int) -> tuple[list[dict], list[dict],
         rounds_nd: dict[str, int] = {}
         facts_nd: dict[str, int] = {}
         n_ret, n_del = [], []
-        for r, retrieved, delivered, facts, s in st:
+        for r, retrieved, delivered, facts, s, dropped in st:
             if retrieved is not None:
                 n_ret.append(len(set(retrieved)))
             if delivered is not None:
                 n_del.append(len(set(delivered)))
-            if retrieved is not None and delivered is not None:
-                dropped = not_delivered(retrieved, delivered)
+            if dropped is not None:  # both logged
                 for m, c in count_by_modality(dropped, lambda rid, t=r.task: round_modalities(t, rid)).items():
                     rounds_nd[m] = rounds_nd.get(m, 0) + c
                 gone = set(dropped)
@@ -103,9 +96,9 @@ def run_rows(records: Sequence[Record], k: int) -> tuple[list[dict], list[dict],
             items.append({**f, "item_id": r.item.item_id, "required_fact_recall": s.required_fact_recall,
                           "chain_retrieved": s.chain_retrieved, "chain_delivered": s.chain_delivered,
                           "score": r.score, "answerable": r.item.answerable})
-        rfr, n_rfr = mean_or_none(s.required_fact_recall for *_, s in st)
-        cr, _ = mean_or_none(None if s.chain_retrieved is None else float(s.chain_retrieved) for *_, s in st)
-        cd, n_cd = mean_or_none(None if s.chain_delivered is None else float(s.chain_delivered) for *_, s in st)
+        rfr, n_rfr = mean_or_none(s.required_fact_recall for *_, s, _ in st)
+        cr, _ = mean_or_none(None if s.chain_retrieved is None else float(s.chain_retrieved) for *_, s, _ in st)
+        cd, n_cd = mean_or_none(None if s.chain_delivered is None else float(s.chain_delivered) for *_, s, _ in st)
         both = bool(n_ret) and bool(n_del)
         runs.append({**f, "n_items": len(st), "required_fact_recall": rfr, "chain_retrieved": cr, "n_retrieved": n_rfr,
                      "chain_delivered": cd, "n_delivered": n_cd,
@@ -116,7 +109,8 @@ def run_rows(records: Sequence[Record], k: int) -> tuple[list[dict], list[dict],
         if both:
             for m in CHAIN_MODALITIES:
                 modal.append({**f, "modality": m, "rounds": rounds_nd.get(m, 0), "facts": facts_nd.get(m, 0)})
-        dl = [(s.chain_delivered, r.score) for r, *_, s in st if s.chain_delivered is not None and r.score is not None]
+        dl = [(s.chain_delivered, r.score) for r, *_, s, _ in st
+              if s.chain_delivered is not None and r.score is not None]
         if dl:
             yes, n_yes = mean_or_none(sc for ok, sc in dl if ok)
             no, n_no = mean_or_none(sc for ok, sc in dl if not ok)

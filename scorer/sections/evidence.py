@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from scorer.metrics.delivery import chain_status
 from scorer.metrics.evidence import (
     RETRIEVAL_METRICS,
     TEMPORAL_METRICS,
     Diagnosis,
     item_diagnosis,
+    item_evidence,
 )
 from scorer.model import X_LABELS, Y_LABELS
 from scorer.sections import evidence_records
@@ -105,13 +105,9 @@ def chain_rows(records: Sequence[Record], k: int) -> list[dict]:
         for r in recs:
             if not r.item.answerable:
                 continue
-            p = r.prediction
-            retrieved, delivered = p.retrieved, p.delivered
-            if retrieved is None and delivered is None:
-                continue
-            facts = [f.round_id for f in r.item.chain if r.task.has_round(f.round_id)]
-            statuses.append((r, chain_status(facts, None if retrieved is None else [e.round_id for e in retrieved[:k]],
-                                             delivered)))
+            ev = item_evidence(r.task, r.item, r.prediction, k)  # the top K of the logged ranking
+            if ev.any_logged:
+                statuses.append((r, ev.chain))
         if not statuses:
             continue
         fields = group_fields(recs)

@@ -2,7 +2,9 @@
 
 Tables per backbone, laid out like the MemEye main table: rows Y / X / metric with the `Avg.` (macro)
 and item-weighted rows last, one column per method (textual family first, then multimodal), best and
-second-best per row marked; BLEU-1 in its own table; marginals by X and by Y.
+second-best per row marked among memory methods (reference baselines shown, not marked, unless
+--mark-all: `unmarked_methods`), the table notes saying so (`marks_note`); BLEU-1 in its own table;
+marginals by X and by Y.
 
 Table rows carry two optional keys the renderers understand: `_marks` {column: "best"|"second"}
 and `_n` {column: n} for a value whose n differs from the row's `n`.
@@ -10,20 +12,26 @@ and `_n` {column: n} for a value whose n differs from the row's `n`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from scorer.metrics.matrix import ALL, METRICS, evaluation_matrix
 from scorer.model import X_LABELS, Y_LABELS
 from scorer.sections.base import ScoreContext, SectionResult, Table
 from scorer.sections.methods import (
+    FAMILY_ORDER,
     METRIC_TITLES,
     answerable_scores,
     method_columns,
     n_summary,
     records,
+    reference_methods,
+    unmarked_methods,
 )
 
 NAME = "matrix"
 COST = 3  # relative run time at MemEye scale: heavier sections start first in parallel
-FIELDS = ("backbone", "method", "display", "family", "mode", "metric", "x", "y", "agg", "value", "n", "n_cells", "mark")
+FIELDS = ("backbone", "method", "display", "family", "mode", "metric", "x", "y", "agg", "value", "n", "n_cells", "mark",
+          "reference", "ranked")  # reference: a reference baseline; ranked: took part in the best/second marks
 
 
 def build(ctx: ScoreContext) -> SectionResult:
@@ -33,10 +41,13 @@ def build(ctx: ScoreContext) -> SectionResult:
     answerable = answerable_scores(frame)
     if answerable.empty:
         return SectionResult.absent(NAME, "no answerable item has a prediction (answer scores exclude abstention controls)")
-    rows = evaluation_matrix(answerable, METRICS)
+    unmarked = unmarked_methods(answerable, ctx.options)
+    rows = evaluation_matrix(answerable, METRICS, unmarked=unmarked)
     if rows.empty:
         return SectionResult.absent(NAME, "no prediction has an EM, judge or BLEU-1 score")
     meta = answerable.drop_duplicates(["backbone", "method"])[["backbone", "method", "display", "family"]]
+    refs = reference_methods(answerable, ctx.options.references)
+    meta = meta.assign(reference=meta["method"].isin(refs), ranked=~meta["method"].isin(unmarked))
     rows = rows.merge(meta, on=["backbone", "method"], how="left")
     data = records(rows, FIELDS)
     by_backbone: dict[str, list[dict]] = {}
@@ -52,6 +63,30 @@ def build(ctx: ScoreContext) -> SectionResult:
         warnings.append(f"{unlabelled} scored item(s) have no X or no Y label: they count in the item-weighted "
                         "mean only, not in cells, marginals or Avg.")
     return SectionResult(NAME, data, tables, warnings=tuple(warnings))
+
+
+def marks_note(rows: Sequence[Mapping], labels: Mapping[str, str]) -> str:
+    """What a matrix table's note (and the LaTeX caption) says about its marks, from the `matrix`
+    rows behind the table (with `reference` and `ranked`) and its columns {method: label}, in order."""
+    refs = {r["method"] for r in rows if r.get("reference")}
+    ref_labels = ", ".join(label for m, label in labels.items() if m in refs)
+    mark_all = any(r.get("reference") and r.get("ranked") for r in rows)
+    if not refs:
+        text = "Best / second per row marked (ties share a mark)."
+    elif mark_all:
+        text = ("Best / second per row marked among all methods (ties share a mark), reference baselines included "
+                f"(--mark-all): {ref_labels}.")
+    else:
+        text = ("Best / second per row marked among memory methods (ties share a mark); reference baselines, "
+                f"shown but not marked: {ref_labels}.")
+    ranked: dict[tuple, int] = {}
+    for r in rows:
+        if r.get("ranked", True) and r["value"] is not None:
+            key = (r["metric"], r["agg"], r["x"], r["y"])
+            ranked[key] = ranked.get(key, 0) + 1
+    if 2 in ranked.values():
+        text += " A row with only two methods to rank marks the best only."
+    return text
 
 
 def _index(rows: list[dict]) -> dict[tuple, dict]:
@@ -84,14 +119,16 @@ def _backbone_tables(backbone: str, sub: list[dict], cols) -> list[Table]:
     xs = [x for x in X_LABELS if x in seen_x] + sorted(seen_x - set(X_LABELS) - {ALL})
     main_metrics = [m for m in ("em", "judge") if m in seen_m]
     bleu = ["bleu_1"] if "bleu_1" in seen_m else []
+    label_of = {m: label for m, label, _ in cols}
     families = " | ".join(f"{f}: " + ", ".join(label for _, label, fam in cols if fam == f)
-                          for f in ("text", "multimodal", "other") if any(fam == f for *_, fam in cols))
+                          for f in FAMILY_ORDER if any(fam == f for *_, fam in cols))
     tables = []
     for metrics, name, what in ((main_metrics, "main", "EM (MCQ, mean over rotations) and LLM-Judge (open)"),
                                 (bleu, "bleu", "BLEU-1 (open)")):
         if not metrics:
             continue
         out = []
+        note_rows = [r for r in sub if r["metric"] in metrics and r["agg"] != "marginal"]
         for y in ys:
             for x in xs:
                 for m in metrics:
@@ -108,7 +145,8 @@ def _backbone_tables(backbone: str, sub: list[dict], cols) -> list[Table]:
             name=f"{name}_{backbone}", title=f"{backbone}: {what}; n = items per cell",
             rows=out, columns=["Y", "X", "Metric", "n", *labels],
             note=("Avg. = mean of the non-empty cell values (coordinate-balanced, as the MemEye tables); "
-                  "Item-weighted mean = mean over distinct items. Best / second per row marked. " + families),
+                  "Item-weighted mean = mean over distinct items. " + marks_note(note_rows, label_of) + " "
+                  + families),
         ))
     marg = []
     for axis, levels in (("X", xs), ("Y", ys)):
@@ -121,5 +159,6 @@ def _backbone_tables(backbone: str, sub: list[dict], cols) -> list[Table]:
     if marg:
         tables.append(Table(name=f"marginals_{backbone}", title=f"{backbone}: marginals by X and by Y",
                             rows=marg, columns=["Axis", "Level", "Metric", "n", *labels],
-                            note="Each item counts once per X (Y) label it carries."))
+                            note="Each item counts once per X (Y) label it carries. "
+                            + marks_note([r for r in sub if r["agg"] == "marginal"], label_of)))
     return tables

@@ -8,8 +8,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-FAMILY_ORDER = ("text", "multimodal", "other")
-FAMILY_TITLES = {"text": "Textual memory", "multimodal": "Multimodal memory", "other": "Other"}
+from scorer.names import DEFAULT_REFERENCES, is_reference
+
+FAMILY_ORDER = ("text", "multimodal", "no_visual", "other")  # scorer.names.FAMILIES, in table order
+FAMILY_TITLES = {"text": "Textual memory", "multimodal": "Multimodal memory", "no_visual": "No visual input",
+                 "other": "Other"}
 # The MemEye main table's column order; other methods follow, alphabetically, within their family.
 PAPER_ORDER = ("FC(T)", "SRAG(T)", "Refl.", "Gen.Ag.", "MemOS", "A-Mem", "SM(T)",
                "FC(V)", "SRAG(V)", "MIRIX", "MMA", "M2A", "SM(V)")
@@ -35,6 +38,25 @@ def method_columns(frame: pd.DataFrame) -> list[tuple[str, str, str]]:
         return fam, rank.get(label, len(rank)), label, m
 
     return sorted(out, key=key)
+
+
+def reference_methods(frame: pd.DataFrame, references: frozenset[str] = DEFAULT_REFERENCES) -> frozenset[str]:
+    """The methods of `frame` (columns method, display, family) that are reference baselines
+    (scorer.names.is_reference: the clue-only oracle, question-only, every no_visual method and
+    whatever the names file lists)."""
+    if frame.empty:
+        return frozenset()
+    meta = frame.drop_duplicates("method")[["method", "display", "family"]]
+    return frozenset(m for m, d, f in meta.itertuples(index=False) if is_reference(m, d, f, references))
+
+
+def unmarked_methods(frame: pd.DataFrame, options: Any) -> frozenset[str]:
+    """The one rule for best/second marks (DESIGN §5): the methods of `frame` shown but not marked —
+    the reference baselines, or none with --mark-all (`options`: a ScoreOptions). Every section
+    that marks passes this to scorer.metrics.matrix (evaluation_matrix / mark_best)."""
+    if getattr(options, "mark_all", False):
+        return frozenset()
+    return reference_methods(frame, getattr(options, "references", DEFAULT_REFERENCES))
 
 
 SCORE_COLUMNS = ("run_key", "backbone", "method", "display", "family", "mode", "item_id", "x", "y", "cluster",

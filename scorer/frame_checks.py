@@ -1,0 +1,143 @@
+"""What `memscope score` checks in the joined frame before any number is published (DESIGN §3, §5).
+
+- Judge scores: with `--judge-scale MIN-MAX` every recorded judge score is rescaled linearly to
+  [0, 1]. A run folder whose judge scores (after that) still lie outside [0, 1], or were logged as
+  text, has none of its judge scores published: they are withheld (missing), and a warning says
+  why — on a recognisable 1–5 / 1–10 scale, which flag to pass. The same for BLEU-1 outside [0, 1]
+  (unless `--recompute-text-metrics` recomputes it from the texts).
+- Rotation MCQ rows that logged fewer rotations than their item has (EM capped at logged / n).
+- Rows whose question is not their item's (joined by idx all the same: a warning, DESIGN §3).
+- What the readers noticed (scorer.load.row_checks): non-finite numbers read as missing values.
+
+`before_scoring` works on the recorded values; `after_scoring` withholds and counts. Both return
+warnings (one line each, aggregated over run folders) and a record for the report's inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from scorer.load.row_checks import TEXT_SCORE
+from scorer.metrics.answers import partial_rotations
+from scorer.metrics.scales import check_range, rescale, scale_text
+from scorer.model import Run
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+CHECKED_FIELDS = ("judge", "bleu_1")  # recorded scores a published table shows
+SHOWN = 3  # run folders named in one warning line
+
+
+def _folders(names: Sequence[str]) -> str:
+    shown = ", ".join(names[:SHOWN])
+    return shown + (f" (+{len(names) - SHOWN} more)" if len(names) > SHOWN else "")
+
+
+@dataclass
+class Withheld:
+    """Run folders whose recorded values of a field are not published, with why."""
+
+    folders: dict[str, dict[str, str]] = field(default_factory=lambda: {f: {} for f in CHECKED_FIELDS})
+    scales: set[str] = field(default_factory=set)  # known judge scales the withheld scores fit ("1-5")
+
+    def add(self, field_name: str, folder: str, why: str, scale: str | None = None) -> None:
+        self.folders[field_name].setdefault(folder, why)
+        if scale:
+            self.scales.add(scale)
+
+    def record(self) -> dict[str, dict[str, str]]:
+        return {f: dict(v) for f, v in self.folders.items() if v}
+
+
+def before_scoring(frame: pd.DataFrame, runs: Sequence[Run], judge_scale: tuple[float, float] | None,
+                   recompute_text: bool) -> tuple[pd.DataFrame, Withheld, list[str], dict[str, Any]]:
+    """(frame with judge scores rescaled when asked, what to withhold, warnings, inputs record)."""
+    warnings: list[str] = []
+    withheld = Withheld()
+    record: dict[str, Any] = {"judge_scale": scale_text(judge_scale) if judge_scale else None}
+    is_open = (frame["mode"] == "open").to_numpy() if len(frame) else np.zeros(0, dtype=bool)
+    if judge_scale is not None and len(frame):
+        frame = frame.copy()
+        frame.loc[is_open, "judge"] = rescale(frame.loc[is_open, "judge"].to_numpy(dtype=float), judge_scale)
+    for run in runs:  # scores logged as text (the readers said where)
+        for prob in run.problems:
+            if prob.kind.startswith(TEXT_SCORE):
+                name = prob.kind[len(TEXT_SCORE):]
+                if name in CHECKED_FIELDS and not (name == "bleu_1" and recompute_text):
+                    withheld.add(name, str(run.folder), f"{name} logged as text ({prob.location})")
+    if len(frame):
+        sub = frame.loc[is_open, ["folder", *CHECKED_FIELDS]]
+        for folder, rows in sub.groupby("folder", sort=True):
+            for name in CHECKED_FIELDS:
+                if name == "bleu_1" and recompute_text:
+                    continue
+                check = check_range(rows[name].to_numpy(dtype=float), guess=name == "judge" and judge_scale is None)
+                if check.ok:
+                    continue
+                scale = scale_text(check.scale) if check.scale is not None else None
+                why = (f"judge scores on a {scale} scale? ({check.describe()})" if scale
+                       else f"{name}: {check.describe()}")
+                withheld.add(name, folder, why, scale)
+    for name, folders in withheld.folders.items():
+        if not folders:
+            continue
+        whys = list(folders.values())
+        scales = sorted(withheld.scales)
+        hint = (f"; pass --judge-scale {scales[0]} if that is the judge's scale" if scales and name == "judge"
+                else "; --recompute-text-metrics recomputes BLEU-1 from pred and gt" if name == "bleu_1" else "")
+        warnings.append(f"{name} withheld for {len(folders)} run folder(s) — not published, not averaged: "
+                        f"{whys[0]}{hint}; folders: {_folders(sorted(folders))}")
+    record["withheld"] = withheld.record()
+    return frame, withheld, warnings, record
+
+
+def after_scoring(frame: pd.DataFrame, runs: Sequence[Run], withheld: Withheld,
+                  rotations: str) -> tuple[pd.DataFrame, list[str], dict[str, Any]]:
+    """(frame with withheld values missing, warnings, inputs record)."""
+    warnings: list[str] = []
+    record: dict[str, Any] = {}
+    if len(frame):
+        for name, folders in withheld.folders.items():
+            if folders:
+                mask = frame["folder"].isin(list(folders)).to_numpy() & (frame["mode"] == "open").to_numpy()
+                frame.loc[mask, name] = np.nan
+        if "rotations_logged" in frame and "rotations_item" in frame:
+            partial = partial_rotations(frame["rotations_logged"].to_numpy(), frame["rotations_item"].to_numpy())
+            if partial.any():
+                counts = frame.loc[partial].groupby("folder", sort=True).size()
+                rotation = frame["folder"].isin(counts.index) & (frame["rotations_item"] > 1)
+                total = frame.loc[rotation].groupby("folder").size()
+                record["partial_rotations"] = {f: {"rows": int(n), "rotation_rows": int(total.get(f, n))}
+                                               for f, n in counts.items()}
+                typical = frame.loc[partial, ["rotations_logged", "rotations_item"]].value_counts().idxmax()
+                lg, n = int(typical[0]), int(typical[1])
+                effect = ("EM over the logged rotations only (--rotations logged, a deviation from the paper's EM)"
+                          if rotations == "logged" else
+                          f"their EM is capped at {lg}/{n} = {lg / n:.2f} (each unlogged rotation counts as wrong, "
+                          "the paper's definition); --rotations logged scores the logged rotations only")
+                warnings.append(f"{int(partial.sum())} MCQ row(s) in {len(counts)} run folder(s) log fewer rotations "
+                                f"than their item has (mostly {lg} of {n}): {effect}; folders: "
+                                f"{_folders(list(counts.index))}")
+        bad_q = ~frame["question_ok"].to_numpy(bool)
+        if bad_q.any():
+            first = frame.loc[bad_q].iloc[0]
+            folders = frame.loc[bad_q, "folder"].nunique()
+            warnings.append(f"{int(bad_q.sum())} row(s) in {folders} run folder(s) log a question that is not their "
+                            f"item's (first: {first['folder']}/predictions.jsonl:{int(first['line'])}, item "
+                            f"{first['item_id']}); joined by idx all the same — `memscope validate` lists them")
+            record["question_mismatches"] = int(bad_q.sum())
+    non_finite = [p for r in runs for p in r.problems if p.kind == "non_finite"]
+    if non_finite:
+        folders = len({p.location.rsplit(":", 1)[0] for p in non_finite})
+        warnings.append(f"{len(non_finite)} row(s) in {folders} run folder(s) hold bare NaN/Infinity (not JSON), "
+                        f"read as missing values (first: {non_finite[0].location})")
+        record["non_finite_rows"] = len(non_finite)
+    notes = [str(p) for r in runs for p in r.problems if p.severity == "note"]
+    if notes:
+        record["notes"] = notes
+    return frame, warnings, record

@@ -1,0 +1,87 @@
+"""What both run readers notice in a prediction row while reading it, before any number is built.
+
+- A bare `NaN`, `Infinity` or `-Infinity` (what Python's json module writes for a float it cannot
+  represent) is not JSON, so the fast parsers refuse the line; `loads_lenient` reads it with the
+  standard library and turns each such constant into a missing value (None), saying which.
+- A score logged as text that is not a number (`"judge": "high"`) would otherwise become a missing
+  value without a word: `text_scores` lists such fields.
+
+Both come back as `RunProblem`s on the run (scorer.model), which `validate` prints and `score`
+repeats in its warnings.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from scorer.errors import DataError
+from scorer.load.rows import json_error
+from scorer.model import RunProblem
+
+SCORE_FIELDS = ("em", "judge", "bleu_1", "f1", "exact_match", "contains_gt")
+
+
+def loads_lenient(line: bytes | str) -> tuple[Any, list[str]]:
+    """(value, the non-finite constants it held) of one JSON text the standard library accepts;
+    each `NaN` / `Infinity` / `-Infinity` becomes None. Raises ValueError like json.loads."""
+    found: list[str] = []
+
+    def constant(name: str) -> None:
+        found.append(name)
+        return None
+
+    text = line.decode("utf-8") if isinstance(line, bytes) else line
+    return json.loads(text, parse_constant=constant), found
+
+
+def lenient_row(path: Path, line: bytes, line_no: int, problems: list[RunProblem] | None) -> Any:
+    """A line the fast parsers refused: read with NaN/Infinity as missing values (a problem appended
+    to `problems` says so), or a one-line error naming the file, line and column."""
+    try:
+        row, constants = loads_lenient(line)
+    except (ValueError, UnicodeDecodeError):
+        col, msg = json_error(line)
+        raise DataError(path, f"{line_no}:{col}" if col else str(line_no), msg) from None
+    if constants and problems is not None:
+        problems.append(non_finite_problem(str(path), line_no, constants))
+    return row
+
+
+def non_finite_problem(file: str, line: int, constants: list[str]) -> RunProblem:
+    shown = ", ".join(dict.fromkeys(constants))
+    return RunProblem(f"{file}:{line}", "warning",
+                      f"non-finite number(s) {shown} (not JSON; Python's json writes them) read as missing values",
+                      "non_finite")
+
+
+def _is_number_text(v: str) -> bool:
+    try:
+        float(v)
+    except ValueError:
+        return False
+    return True
+
+
+def text_scores(row: dict) -> list[tuple[str, str]]:
+    """(field, value) of every score field logged as text that is not a number."""
+    out = []
+    for name in SCORE_FIELDS:
+        v = row.get(name)
+        if v.__class__ is str and not _is_number_text(v):
+            out.append((name, v))
+    return out
+
+
+TEXT_SCORE = "text_score:"  # kind prefix; the field follows (text_score:judge)
+
+
+def text_score_problem(file: str, line: int, name: str, value: str) -> RunProblem:
+    return RunProblem(f"{file}:{line}", "error", f"{name} logged as text, not a number: {value[:40]!r}",
+                      TEXT_SCORE + name)
+
+
+def row_problems(file: str, rows: list[tuple[int, dict]]) -> list[RunProblem]:
+    """Text scores in a run's rows (dicts): one problem per offending field."""
+    return [text_score_problem(file, line, name, value) for line, row in rows for name, value in text_scores(row)]

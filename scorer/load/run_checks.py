@@ -1,0 +1,216 @@
+"""Checks of one run folder against its benchmark that change what its numbers mean (DESIGN §3, §5).
+
+Each is said once per run folder, in one line, by `memscope validate`; `memscope score` repeats the
+ones that touch a published number in its warnings.
+- partial rotation sets: the MemEye runner's rotation loop can stop after the first rotation, so a
+  row logs 1 of 4 rotations and its `em` is em₀ / 4;
+- a partial run (fewer rows than the task has questions, or metrics.json `num_qas_run` < `num_qas`);
+- a stale or hand-edited metrics.json `summary`: its overall / by_x / by_y / by_cell means differ
+  from the same means recomputed from the rows, as the runner's summariser computes them;
+- `context_round_count` that is not the length of `context_round_ids`;
+- scores outside [0, 1]: a judge on a 1–5 or 1–10 scale (needs `score --judge-scale`), or any
+  other value that cannot be a score;
+- recorded text metrics (BLEU, F1, exact match, contains) that are not what upstream's functions
+  give for the row's pred and gt.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import product
+from typing import Any
+
+from scorer.load.join import Joiner
+from scorer.load.text_metrics import text_metric_problem
+from scorer.metrics.scales import check_range, scale_text
+from scorer.model import Benchmark, Run, RunProblem
+
+SUMMARY_METRICS = ("em", "contains_gt", "f1", "bleu", "bleu_1", "bleu_2", "bert", "judge")  # as the runner sums
+SUMMARY_PARTS = ("overall", "by_x", "by_y", "by_cell")
+SUMMARY_TOLERANCE = 1e-6
+RANGE_FIELDS = ("judge", "bleu_1", "f1")  # recorded scores that must lie in [0, 1]
+
+
+def _pred_file(run: Run) -> str:
+    return str(run.folder / "predictions.jsonl")
+
+
+def rotation_problems(run: Run, joiner: Joiner) -> list[RunProblem]:
+    partial: list[tuple[int, int, int]] = []  # (line, logged, item's)
+    extra: list[tuple[int, int, int]] = []
+    mcq = 0
+    for p in run.predictions:
+        if p.mode != "mcq":
+            continue
+        item = joiner.item(run, p)
+        if item is None or item.mcq_form != "rotation" or not item.rotations:
+            continue
+        mcq += 1
+        rots = p.raw.get("rotations")
+        logged = len(rots) if isinstance(rots, list) else 0
+        n = len(item.rotations)
+        if 0 < logged < n:
+            partial.append((p.line, logged, n))
+        elif logged > n:
+            extra.append((p.line, logged, n))
+    out = []
+    if partial:
+        (logged, n), _ = Counter((lg, n) for _, lg, n in partial).most_common(1)[0]
+        out.append(RunProblem(
+            f"{_pred_file(run)}:{partial[0][0]}", "warning",
+            f"{len(partial)} of {mcq} rotation MCQ row(s) log fewer rotations than their item has (mostly {logged} "
+            f"of {n}): over the item's rotations (the paper's EM) each unlogged rotation counts as wrong, so their "
+            f"EM is capped at {logged}/{n} = {logged / n:.2f}; `memscope score --rotations logged` scores the "
+            "logged rotations only", "partial_rotations"))
+    if extra:
+        out.append(RunProblem(
+            f"{_pred_file(run)}:{extra[0][0]}", "warning",
+            f"{len(extra)} rotation MCQ row(s) log more rotations than their item has ({extra[0][1]} of "
+            f"{extra[0][2]}): the extra rotations are not scored", "extra_rotations"))
+    return out
+
+
+def completeness_problems(run: Run, bench: Benchmark, joiner: Joiner) -> list[RunProblem]:
+    task = bench.task(run.task)
+    if task is None:
+        return []
+    expected = {i.item_id for i in task.items if i.mode == run.mode}
+    covered = {it.item_id for p in run.predictions if (it := joiner.item(run, p)) is not None and it.mode == run.mode}
+    m = run.metrics
+    run_n, total = m.get("num_qas_run"), m.get("num_qas")
+    counted = isinstance(run_n, int) and isinstance(total, int) and not isinstance(run_n, bool)
+    if len(covered) >= len(expected) and not (counted and run_n < total):
+        return []
+    said = f" (metrics.json: num_qas_run {run_n} of num_qas {total})" if counted else ""
+    return [RunProblem(
+        _pred_file(run), "warning",
+        f"partial run: rows for {len(covered)} of the {len(expected)} {run.mode} item(s) of task {run.task}{said}; "
+        "its averages cover those items only", "partial_run")]
+
+
+def _value(v: Any) -> float | None:
+    if isinstance(v, bool):
+        return float(v)
+    if isinstance(v, (int, float)) and math.isfinite(v):
+        return float(v)
+    return None
+
+
+def summarize_rows(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict]:
+    """overall / by_x / by_y / by_cell means of SUMMARY_METRICS over rows, as the MemEye runner's
+    summariser computes them: a row counts once per X label, once per Y label and once per (X, Y)
+    pair of its own `point`; missing values are skipped; a mean exists where a value does."""
+    sums: dict[str, dict[str, dict[str, list[float]]]] = {part: {} for part in SUMMARY_PARTS}
+
+    def add(part: str, key: str, vals: dict[str, float]) -> None:
+        bucket = sums[part].setdefault(key, {})
+        for metric, v in vals.items():
+            bucket.setdefault(metric, []).append(v)
+
+    for row in rows:
+        vals = {m: v for m in SUMMARY_METRICS if (v := _value(row.get(m))) is not None}
+        if not vals:
+            continue
+        add("overall", "", vals)
+        point = row.get("point")
+        xs, ys = point if isinstance(point, list) and len(point) == 2 and all(isinstance(a, list) for a in point) \
+            else ([], [])
+        for x in dict.fromkeys(map(str, xs)):
+            add("by_x", x, vals)
+        for y in dict.fromkeys(map(str, ys)):
+            add("by_y", y, vals)
+        for x, y in product(xs, ys):
+            add("by_cell", f"{x}_{y}", vals)
+    out: dict[str, dict] = {}
+    for part, buckets in sums.items():
+        means = {k: {m: sum(v) / len(v) for m, v in b.items()} for k, b in buckets.items()}
+        out[part] = means.get("", {}) if part == "overall" else means
+    return out
+
+
+def summary_differences(recorded: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """`part.key.metric: recorded r, rows give v` for every figure of the recorded summary that the
+    rows do not reproduce (a recorded non-finite figure is skipped: the rows' NaN is said apart)."""
+    fresh = summarize_rows(rows)
+    out = []
+    for part in SUMMARY_PARTS:
+        rec = recorded.get(part)
+        if not isinstance(rec, Mapping):
+            continue
+        groups = {"": rec} if part == "overall" else {k: v for k, v in rec.items() if isinstance(v, Mapping)}
+        now = {"": fresh[part]} if part == "overall" else fresh[part]
+        for key, figures in groups.items():
+            for metric, value in figures.items():
+                if metric not in SUMMARY_METRICS or isinstance(value, bool) or not isinstance(value, (int, float)):
+                    continue
+                if not math.isfinite(value):
+                    continue
+                mine = now.get(key, {}).get(metric)
+                name = f"{part}.{key}.{metric}" if key else f"{part}.{metric}"
+                if mine is None:
+                    out.append(f"{name}: recorded {value:.6g}, the rows have no value")
+                elif abs(mine - value) > SUMMARY_TOLERANCE:
+                    out.append(f"{name}: recorded {value:.6g}, rows give {mine:.6g}")
+        for key in sorted(set(now) - set(groups)):
+            if now[key]:
+                out.append(f"{part}.{key}: the rows have figures the summary lacks")
+    return out
+
+
+def summary_problems(run: Run) -> list[RunProblem]:
+    summary = run.metrics.get("summary")
+    if not isinstance(summary, Mapping) or not run.predictions:
+        return []
+    diffs = summary_differences(summary, [p.raw for p in run.predictions])
+    if not diffs:
+        return []
+    shown = "; ".join(diffs[:3]) + (f"; (+{len(diffs) - 3} more)" if len(diffs) > 3 else "")
+    return [RunProblem(str(run.folder / "metrics.json"), "warning",
+                       f"stale or edited summary: {len(diffs)} figure(s) differ from the rows — {shown}; "
+                       "memscope scores the rows", "stale_summary")]
+
+
+def context_problems(run: Run) -> list[RunProblem]:
+    bad = [p for p in run.predictions
+           if isinstance(ids := p.raw.get("context_round_ids"), list)
+           and isinstance(n := p.raw.get("context_round_count"), int) and not isinstance(n, bool) and n != len(ids)]
+    if not bad:
+        return []
+    first = bad[0].raw
+    return [RunProblem(f"{_pred_file(run)}:{bad[0].line}", "warning",
+                       f"{len(bad)} row(s) log a context_round_count that is not the length of context_round_ids "
+                       f"(first: {first['context_round_count']} vs {len(first['context_round_ids'])}); "
+                       "the ids are read as delivered", "context_count")]
+
+
+def range_problems(run: Run) -> list[RunProblem]:
+    out = []
+    for field in RANGE_FIELDS:
+        rows = [(p.line, v) for p in run.predictions if p.mode == "open" and (v := getattr(p, field)) is not None]
+        check = check_range([v for _, v in rows], guess=field == "judge")
+        if check.ok:
+            continue
+        first = next(line for line, v in rows if not -1e-9 <= v <= 1 + 1e-9)
+        where = f"{_pred_file(run)}:{first}"
+        if check.scale is not None:
+            flag = scale_text(check.scale)
+            out.append(RunProblem(where, "warning",
+                                  f"judge scores look like a {flag} scale ({check.describe()}): pass "
+                                  f"`memscope score --judge-scale {flag}`; without it none of this run's judge "
+                                  "scores is published", "judge_scale"))
+        else:
+            hint = ("; `--recompute-text-metrics` recomputes it from pred and gt" if field != "judge" else "")
+            out.append(RunProblem(where, "error",
+                                  f"{field}: {check.describe()}, which cannot be a score; none of this run's "
+                                  f"{field} values is published{hint}", f"out_of_range:{field}"))
+    return out
+
+
+def check_run(run: Run, bench: Benchmark, joiner: Joiner) -> list[RunProblem]:
+    """Everything above, what the reader noticed (run.problems) and recorded text metrics that are
+    not upstream's (scorer.load.text_metrics), for one run folder."""
+    text = text_metric_problem(run)
+    return [*run.problems, *rotation_problems(run, joiner), *completeness_problems(run, bench, joiner),
+            *summary_problems(run), *context_problems(run), *range_problems(run), *([text] if text else [])]
