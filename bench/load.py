@@ -20,7 +20,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from scorer.frame import predictions_frame  # noqa: E402
+from scorer.load.frame import predictions_frame  # noqa: E402
 from scorer.load.memeye import load_benchmark  # noqa: E402
 from scorer.load.runs import load_runs  # noqa: E402
 from scorer.load.validate import validate  # noqa: E402

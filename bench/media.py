@@ -150,8 +150,7 @@ async def session_figures(bench: Path) -> dict:
     from tui.media.audio import NullPlayer
     from tui.screens.session import SessionScreen
 
-    app = make_app(bench, runs=(), db=None, annotator="bench")
-    app.player = NullPlayer()
+    app = make_app(bench, runs=(), db=None, annotator="bench", player=NullPlayer())
     shown, filled = [], []
     async with app.run_test(size=SCREEN) as pilot:
         task = max(app.state.bench.tasks, key=lambda t: sum(len(r.media) for r in t.rounds))

@@ -159,7 +159,7 @@ def bootstrap_vs_scipy(bench: Path, runs: Path, resamples: int, repeat: int) -> 
 
     from scorer.load.lean import read_frame
     from scorer.load.memeye import load_benchmark
-    from scorer.metrics.bootstrap import paired_diff_ci
+    from scorer.metrics.bootstrap import DEFAULT_SEED, paired_diff_ci
 
     f = read_frame(load_benchmark(bench), runs).frame
     f = f[(f["backbone"] == "gpt-5.4-mini") & (f["mode"] == "open")]
@@ -169,12 +169,12 @@ def bootstrap_vs_scipy(bench: Path, runs: Path, resamples: int, repeat: int) -> 
     xa, xb = a.loc[common].to_numpy(float), b.loc[common].to_numpy(float)
 
     def ours():
-        return paired_diff_ci(xa, xb, resamples=resamples, seed=20260430)
+        return paired_diff_ci(xa, xb, resamples=resamples, seed=DEFAULT_SEED)
 
     def theirs():
         return stats.bootstrap((xa, xb), lambda x, y, axis=-1: np.mean(x - y, axis=axis), paired=True,
                                vectorized=True, n_resamples=resamples, method="percentile",
-                               confidence_level=0.95, random_state=np.random.default_rng(20260430))
+                               confidence_level=0.95, random_state=np.random.default_rng(DEFAULT_SEED))
 
     t_ours, t_scipy = [], []
     for _ in range(repeat):
@@ -215,8 +215,10 @@ def million(src_runs: Path, dst: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from scorer.metrics.constants import DEFAULT_RESAMPLES
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--resamples", type=int, default=10_000)
+    ap.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--skip-million", action="store_true")
     ap.add_argument("--million-sections", default="matrix,position_bias",

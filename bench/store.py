@@ -18,8 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from scorer.store import Store
-from scorer.store_io import import_jsonl, write_jsonl
+from scorer.store import Store, import_jsonl, write_jsonl
 
 KINDS = [
     ("verdict", {"verdict": "accept"}, "open", "gpt-5.4-mini/semantic_rag_multimodal"),

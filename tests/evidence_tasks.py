@@ -77,7 +77,7 @@ def run(method: str, predictions: Sequence[Prediction], backbone: str = "bb", mo
 
 def context(items: Sequence[Item], runs: Sequence[Run], **options: Any):
     """A ScoreContext over a hand-built benchmark; the frame is predictions_frame's (recorded scores)."""
-    from scorer.frame import predictions_frame
+    from scorer.load.frame import predictions_frame
     from scorer.sections.base import ScoreContext, ScoreOptions
 
     b = bench(items)

@@ -15,7 +15,6 @@ from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 from scorer.metrics.answers import (
     answer_tokens,
     bleu_1,
-    choices_of_row,
     coerce_judge,
     coerce_judge_array,
     exact_and_contains,
@@ -27,6 +26,7 @@ from scorer.metrics.answers import (
     score_frame,
     token_f1,
 )
+from scorer.model.rows import choices_of_row
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -16,12 +16,10 @@ from scorer.metrics.bootstrap import (
     bootstrap_weights,
     mean_ci,
     paired_diff_ci,
-    percentile_ci,
-    resample_counts,
-    resample_indices,
     two_sample_diff_ci,
     win_tie_loss,
 )
+from scorer.metrics.resample import percentile_ci, resample_counts, resample_indices
 
 
 def judge_like(seed: int, n: int = 371) -> np.ndarray:
@@ -228,7 +226,7 @@ def _counts_by_bincount(n: int, resamples: int, seed: int) -> np.ndarray:
 
 @pytest.mark.parametrize("n", [1, 7, 300, 1200])
 def test_shared_counts_equal_the_counts_of_the_drawn_indices(n, monkeypatch):
-    from scorer.metrics import bootstrap
+    from scorer.metrics import resample as bootstrap
 
     expected = _counts_by_bincount(n, 700, 3)
     bootstrap._counts_cache.clear()
@@ -244,7 +242,7 @@ def test_shared_counts_equal_the_counts_of_the_drawn_indices(n, monkeypatch):
 
 
 def test_counts_cache_stays_within_its_budget(monkeypatch):
-    from scorer.metrics import bootstrap
+    from scorer.metrics import resample as bootstrap
 
     monkeypatch.setattr(bootstrap, "COUNTS_CACHE_BYTES", 400_000)
     bootstrap._counts_cache.clear()
@@ -264,7 +262,7 @@ def test_counts_cache_stays_within_its_budget(monkeypatch):
 @pytest.mark.parametrize("size", [1, 2, 3, 39, 40, 41, 10_000])
 @pytest.mark.parametrize("confidence", [0.95, 0.9, 0.5])
 def test_percentiles_by_sorting_equal_numpy_quantile(size, confidence):
-    from scorer.metrics.bootstrap import percentile_rows
+    from scorer.metrics.resample import percentile_rows
 
     rng = np.random.default_rng(size)
     dist = np.vstack([rng.normal(size=size), np.round(rng.random(size) * 8) / 8, np.full(size, 0.3)])
@@ -277,7 +275,7 @@ def test_percentiles_by_sorting_equal_numpy_quantile(size, confidence):
 
 @pytest.mark.parametrize("n, resamples", [(30, 400), (2_000, 7_000)])  # cached multiplicities | index draws
 def test_resample_code_counts_equal_the_multiplicity_product(n, resamples):
-    from scorer.metrics.bootstrap import COUNTS_CACHE_BYTES, resample_code_counts
+    from scorer.metrics.resample import COUNTS_CACHE_BYTES, resample_code_counts
 
     cacheable = n * resamples * (1 if n <= 255 else 2) <= COUNTS_CACHE_BYTES // 4
     assert cacheable == (n == 30)  # the two cases take the two paths

@@ -244,7 +244,7 @@ def test_demo_annotations(bench, runs):
     same = sum(gold[e["item_id"]] == (e["payload"]["x"], e["payload"]["y"]) for e in labels)
     assert 0.6 < same / len(labels) < 1.0
     try:
-        from scorer.store_io import parse_jsonl
+        from scorer.store import parse_jsonl
     except ImportError:  # pragma: no cover - the store lands with its own issue
         pytest.skip("scorer.store_io not available")
     assert len(parse_jsonl(DEMO / "annotations.jsonl")) == len(events)

@@ -94,16 +94,39 @@ def test_no_fork_from_a_threaded_process(monkeypatch):
         t.join()
 
 
-def test_sections_known_lean_are_those_that_need_no_raw_rows():
-    import importlib
+def test_the_registry_lists_every_section_module_once_and_is_their_only_record():
+    import ast
 
-    from scorer.scoring import LEAN_SECTION_NAMES, SECTION_MODULES
+    from scorer.sections.registry import SECTIONS, name_of
 
-    for path in SECTION_MODULES:
-        mod = importlib.import_module(path)
-        lean = not getattr(mod, "NEEDS_RAW", False)
-        assert (mod.NAME in LEAN_SECTION_NAMES) == lean, mod.NAME
-        assert (path.rsplit(".", 1)[-1] in LEAN_SECTION_NAMES) == lean, path
+    with_build = set()
+    for path in sorted((REPO / "scorer" / "sections").glob("*.py")):
+        body = ast.parse(path.read_text(encoding="utf-8")).body
+        if any(isinstance(n, ast.FunctionDef) and n.name == "build" for n in body):
+            with_build.add(f"scorer.sections.{path.stem}")
+        copies = [t.id for n in body if isinstance(n, ast.Assign) for t in n.targets
+                  if isinstance(t, ast.Name) and t.id in ("NEEDS_RAW", "COST")]
+        assert not copies, (path.name, copies)  # the registry's facts, not the module's
+    assert sorted(s.module for s in SECTIONS) == sorted(with_build)
+    assert len({s.name for s in SECTIONS}) == len(SECTIONS)
+    for s in SECTIONS:
+        assert s.load().NAME == s.name == name_of(s.module)
+
+
+@pytest.mark.skipif(not (DEMO / "runs").is_dir(), reason="fixtures/demo not built")
+def test_sections_the_registry_calls_lean_give_the_same_data_from_either_reader():
+    from scorer.scoring import score
+    from scorer.sections.base import ScoreOptions
+    from scorer.sections.registry import SECTIONS
+
+    lean = [s.name for s in SECTIONS if not s.raw]
+    opts = ScoreOptions(resamples=200, compare=(("SRAG(V)", "FC(V)"),))
+    a = score(DEMO, [DEMO / "runs"], options=opts, sections=lean, lean=True).json_data()
+    b = score(DEMO, [DEMO / "runs"], options=opts, sections=lean, lean=False).json_data()
+    assert a["inputs"]["runs"]["reader"] == "lean" and b["inputs"]["runs"]["reader"] == "full"
+    for name in lean:
+        assert a[name] == b[name], name
+    assert a["matrix"] and a["bootstrap"] and a["caption_proof"]
 
 
 @pytest.mark.skipif(not (DEMO / "runs").is_dir(), reason="fixtures/demo not built")
@@ -113,6 +136,7 @@ def test_runs_read_while_sections_load_give_the_same_report(tmp_path, monkeypatc
     monkeypatch.setenv("MEMSCOPE_READ_WORKERS", "2")
     chosen = ["matrix", "position_bias", "caption_proof"]
     overlapped = score(DEMO, [DEMO / "runs"], sections=chosen).json_data()
-    # a name not known in advance takes the other path: section modules first, then the runs
-    plain = score(DEMO, [DEMO / "runs"], sections=[*chosen, "not_a_section"]).json_data()
+    # one reader in this process takes the other path: section modules first, then the runs
+    monkeypatch.setenv("MEMSCOPE_READ_WORKERS", "1")
+    plain = score(DEMO, [DEMO / "runs"], sections=chosen).json_data()
     assert overlapped == plain and overlapped["matrix"]

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from scorer.frame import COLUMNS, predictions_frame
+from scorer.load.frame import COLUMNS, predictions_frame
 from scorer.load import lean
 from scorer.load.lean import read_frame
 from scorer.load.memeye import load_benchmark

@@ -76,8 +76,7 @@ async def test_app_shows_evidence_turns_beside_the_retrieved_ones(report: dict) 
     import sys
 
     sys.path.insert(0, str(Path(__file__).parent / "tui"))
-    from apphelpers import settle
-    from screen_text import screen_text
+    from apphelpers import screen_text, settle
     from textual.widgets import DataTable
 
     from tui.app import make_app

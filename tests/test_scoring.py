@@ -161,7 +161,7 @@ def test_demo_every_format_and_byte_identical_rerun(tmp_path):
 
 @pytest.mark.skipif(not (DEMO / "runs").is_dir(), reason="fixtures/demo not built")
 def test_lean_and_full_readers_give_the_same_frame():
-    from scorer.frame import COLUMNS, predictions_frame
+    from scorer.load.frame import COLUMNS, predictions_frame
     from scorer.load.lean import frame_from_runs, read_frame
     from scorer.load.memeye import load_benchmark
     from scorer.load.runs import load_runs
@@ -253,3 +253,45 @@ def test_paired_many_equals_paired_diff_ci():
             assert many[j].ci_low == pytest.approx(ref.ci_low, abs=1e-12)
             assert many[j].ci_high == pytest.approx(ref.ci_high, abs=1e-12)
             assert many[j].n_clusters == ref.n_clusters and many[j].n == 40
+
+
+# ---------------------------------------------------------------------------------------------
+# Sections by name (the registry), and scoring what is already loaded (the app)
+
+
+def test_an_unknown_section_is_one_line_naming_the_known_ones(tmp_path, capsys):
+    bench = write_bench(tmp_path / "bench", TASK, [("X1", "Y1")])
+    runs = tmp_path / "runs"
+    write_run(runs, TASK, "bb", "full_context_multimodal", "multimodal", "open", [open_row(1, 1.0)])
+    assert main(["score", str(bench), "--runs", str(runs), "--sections", "matrix,evidnce"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "evidnce" in err and "matrix, position_bias, agreement" in err and "gates" in err
+
+
+def test_a_section_module_missing_from_the_install_is_an_error():
+    from scorer.sections.registry import Section
+
+    with pytest.raises(ImportError, match="scorer.sections.nowhere is missing"):
+        Section("nowhere", "scorer.sections.nowhere", "Nowhere").load()
+
+
+@pytest.mark.skipif(not (DEMO / "runs").is_dir(), reason="fixtures/demo not built")
+def test_score_takes_a_loaded_benchmark_and_runs():
+    from scorer.load.memeye import load_benchmark
+    from scorer.load.runs import load_runs
+    from scorer.scoring import score
+    from scorer.sections.base import ScoreOptions
+
+    opts = ScoreOptions(resamples=200, compare=(("SRAG(V)", "FC(V)"),))
+    from_files = score(DEMO, [DEMO / "runs"], options=opts).json_data()
+    bench = load_benchmark(DEMO)
+    loaded = score(bench, load_runs(DEMO / "runs", benchmark=bench), options=opts).json_data()
+    assert from_files.keys() == loaded.keys() and from_files["evidence"] and from_files["matrix"]
+    for key in from_files:
+        if key != "inputs":
+            assert from_files[key] == loaded[key], key
+    a, b = from_files["inputs"], loaded["inputs"]
+    assert a["benchmark"]["files"] == b["benchmark"]["files"] and a["rows"] == b["rows"]
+    assert a["runs"]["folders"] == b["runs"]["folders"] and a["options"] == b["options"]
+    assert sorted(f["sha256"] for f in a["runs"]["files"]) == sorted(f["sha256"] for f in b["runs"]["files"])

@@ -19,12 +19,11 @@ from minibench import TASK, write_bench, write_run
 
 from scorer.cli import main as cli_main
 from scorer.errors import DataError, UserError
-from scorer.labelstudio import LABEL_CONFIG, labelstudio_tasks, used_from_names
+from scorer.store.labelstudio import LABEL_CONFIG, labelstudio_tasks, used_from_names
 from scorer.load.memeye import load_benchmark
 from scorer.load.runs import load_runs
-from scorer.store import Store
-from scorer.store_io import import_jsonl, write_jsonl
-from scorer.store_schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+from scorer.store import Store, import_jsonl, write_jsonl
+from scorer.store.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 
 REPO = Path(__file__).resolve().parents[1]
 RUN = "gpt-5.4-mini/semantic_rag_multimodal"

@@ -16,17 +16,8 @@ from scorer.cli import main as cli_main
 from scorer.errors import UserError
 from scorer.load.memeye import load_benchmark
 from scorer.load.runs import load_runs
-from scorer.store import Store
-from scorer.studies import (
-    CELLS,
-    oracle_rotation,
-    parse_per_cell,
-    plan_agreement,
-    plan_labels,
-    plan_oracle,
-    resolve_methods,
-    stratified_sample,
-)
+from scorer.store import Store, oracle_rotation, parse_per_cell, plan_agreement, plan_labels, plan_oracle
+from scorer.store.sampling import CELLS, resolve_methods, stratified_sample
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "fixtures" / "demo"

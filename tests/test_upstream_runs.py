@@ -387,7 +387,7 @@ def test_bleu_out_of_range_is_refused(bench, tmp_path, capsys):
 # --- both readers agree on every upstream shape ---------------------------------------------
 
 def test_both_readers_give_the_same_frame_on_upstream_shapes(tmp_path):
-    from scorer.frame import COLUMNS, predictions_frame
+    from scorer.load.frame import COLUMNS, predictions_frame
 
     ids = ["q-wall", "q-tag", "q-bell", "q-cat"]
 

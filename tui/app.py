@@ -1,8 +1,12 @@
 """The memscope app: `make_app(...)` builds it (the CLI and the tests both use it); `launch(...)` runs it.
 
-Screens are Textual modes — Overview (1), Items (2), Scores (3) — each with its own stack, so the
-Item screen opened from Items comes back to the same row. State (benchmark, runs, joined index,
-annotator, store) lives in `app.state`, never in widgets.
+Screens are Textual modes — Overview (1), Items (2), Scores (3), Study (4) — each with its own stack,
+so the Item screen opened from Items comes back to the same row. State (benchmark, runs, joined
+index, annotator, store) lives in `app.state`, never in widgets.
+
+The app is the hub: screens never import each other. A screen posts a message (tui/messages.py:
+open an item, a round, search, side by side, a study; an annotation saved) and the handlers below
+build the screen it asks for and push it.
 """
 
 from __future__ import annotations
@@ -16,15 +20,28 @@ from textual.binding import Binding
 from textual.reactive import reactive
 
 from scorer.errors import UserError
+from scorer.search import Hit, Searcher
 from tui.commands import MemscopeCommands
+from tui.media.audio import Player
+from tui.media.image import prepare
+from tui.messages import AnnotationSaved, OpenCompare, OpenItem, OpenRound, OpenSearch, OpenStudy
+from tui.screens.compare import CompareScreen
 from tui.screens.help import HelpScreen
+from tui.screens.item import ItemScreen
 from tui.screens.items import ItemsScreen
 from tui.screens.overview import OverviewScreen
 from tui.screens.scores import ScoresScreen
+from tui.screens.search import SearchScreen
+from tui.screens.session import SessionScreen
+from tui.screens.study_agreement import AgreementStudyScreen
 from tui.screens.study_home import StudyHomeScreen
+from tui.screens.study_labels import LabelStudyScreen
+from tui.screens.study_oracle import OracleStudyScreen
 from tui.state import AppState, load_state
 
 DEFAULT_DB = Path("memscope.db")
+STUDY_SCREENS = {"agreement": AgreementStudyScreen, "oracle": OracleStudyScreen, "labels": LabelStudyScreen}
+STUDY_ONLY = "This session is for the study only (started with --study); q quits."
 
 
 class MemscopeApp(App[int]):
@@ -32,21 +49,25 @@ class MemscopeApp(App[int]):
     TITLE = "memscope"
     COMMANDS = App.COMMANDS | {MemscopeCommands}
     MODES = {"overview": OverviewScreen, "items": ItemsScreen, "scores": ScoresScreen, "study": StudyHomeScreen}
-    searcher = None  # scorer.search's index, built once by the first search (tui/screens/search.py)
     BINDINGS = [
-        Binding("1", "switch_mode('overview')", "Overview", tooltip="the benchmark at a glance"),
-        Binding("2", "switch_mode('items')", "Items", tooltip="the table of items, with filters"),
-        Binding("3", "switch_mode('scores')", "Scores", tooltip="the scorer's matrices"),
-        Binding("4", "switch_mode('study')", "Study", tooltip="annotation studies: agreement, oracle, labels"),
-        Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("q", "quit", "Quit"),
+        Binding("1", "switch_mode('overview')", "Overview", tooltip="the benchmark at a glance", id="app.overview"),
+        Binding("2", "switch_mode('items')", "Items", tooltip="the table of items, with filters", id="app.items"),
+        Binding("3", "switch_mode('scores')", "Scores", tooltip="the scorer's matrices", id="app.scores"),
+        Binding("4", "switch_mode('study')", "Study", tooltip="annotation studies: agreement, oracle, labels",
+                id="app.study"),
+        Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
+        Binding("q", "quit", "Quit", id="app.quit"),
     ]
 
     save_state: reactive[str] = reactive("no database")
 
-    def __init__(self, state: AppState, start: str = "overview", study: str | None = None) -> None:
+    def __init__(self, state: AppState, start: str = "overview", study: str | None = None,
+                 player: Player | None = None) -> None:
         super().__init__()
         self.state = state
+        self.player = player  # what every audio widget plays through (None: the process-wide player)
+        self.searcher: Searcher | None = None  # scorer.search's index, built by the first search
+        self.study_only = study is not None  # --study: the other modes (methods, judge scores) stay shut
         self.start_mode = "study" if study else start
         self.start_study = study  # opened by the Study screen when it first shows
         self.save_state = state.save_state
@@ -59,33 +80,77 @@ class MemscopeApp(App[int]):
         gc.freeze()
         self.call_after_refresh(gc.freeze)
 
-    def action_help(self) -> None:
-        if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(self.screen))
-
-    def mark_saved(self) -> None:
-        """For the annotation panel: call after a committed write so the status line says so."""
-        self.state.mark_saved()
-        self.save_state = self.state.save_state
-
     def on_unmount(self) -> None:
         gc.unfreeze()  # what the app froze can be collected again once it is gone (tests run many apps)
         if self.state.store is not None:
             self.state.store.close()
 
+    # -- actions -----------------------------------------------------------------------------------
+    async def action_switch_mode(self, mode: str) -> None:
+        if self.study_only and mode != "study":  # a blind or oracle protocol cannot be broken by a key
+            self.notify(STUDY_ONLY, timeout=3)
+            return
+        await super().action_switch_mode(mode)
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen))
+
+    def mark_saved(self) -> None:
+        """After a committed write: the status line says so."""
+        self.state.mark_saved()
+        self.save_state = self.state.save_state
+
+    # -- navigation: what the screens ask for --------------------------------------------------------
+    def on_open_item(self, message: OpenItem) -> None:
+        if gc.isenabled():  # no collection while the new screen is built (see ItemScreen.show_item)
+            gc.disable()
+            self.call_after_refresh(gc.enable)
+        self.push_screen(ItemScreen(message.keys, message.key))
+
+    def on_open_round(self, message: OpenRound) -> None:
+        self.push_screen(SessionScreen(message.task, message.round_id, item=message.item))
+
+    def on_open_search(self, message: OpenSearch) -> None:
+        self.push_screen(SearchScreen(task=message.task), self._open_hit)
+
+    def _open_hit(self, hit: Hit | None) -> None:
+        """A search hit: a round opens its session, an item the Item screen."""
+        if hit is None:
+            return
+        task = self.state.bench.task(hit.task)
+        if hit.kind == "round" and task is not None:
+            self.push_screen(SessionScreen(task.name, hit.ref))
+            return
+        keys = [r.key for r in self.state.rows if r.item.item_id == hit.ref]
+        if keys:
+            self.push_screen(ItemScreen(keys, keys[0]))
+
+    def on_open_compare(self, message: OpenCompare) -> None:
+        self.push_screen(CompareScreen(message.key, message.left, message.right))
+
+    def on_open_study(self, message: OpenStudy) -> None:
+        session = message.session
+        self.push_screen(STUDY_SCREENS[session.study.kind](session))
+
+    def on_annotation_saved(self, message: AnnotationSaved) -> None:
+        self.mark_saved()
+
 
 def make_app(bench: str | Path, runs: Sequence[str | Path] = (), db: str | Path | None = None,
              annotator: str = "annotator", allow_outside_root: bool = False,
              exports_dir: str | Path | None = None, names: Mapping[str, str] | None = None,
-             start: str = "overview", study: str | None = None) -> MemscopeApp:
-    """Load everything and build the app (not yet running). UserError on bad input."""
+             start: str = "overview", study: str | None = None, player: Player | None = None) -> MemscopeApp:
+    """Load everything and build the app (not yet running). UserError on bad input.
+
+    `player` plays the audio (tests pass a NullPlayer; None: the process-wide one, $MEMSCOPE_AUDIO)."""
     state = load_state(bench, runs, db=db, annotator=annotator, allow_outside_root=allow_outside_root,
                        exports_dir=exports_dir, names=names)
     if study is not None:  # a bad study name is a one-line error before the app starts
         if state.store is None:
             raise UserError("--study needs the annotation database that holds it: --db FILE")
         state.store.study(study)
-    return MemscopeApp(state, start=start, study=study)
+    return MemscopeApp(state, start=start, study=study, player=player)
 
 
 def launch(bench: str | Path, runs: Sequence[str | Path] = (), db: str | Path | None = None,
@@ -93,12 +158,7 @@ def launch(bench: str | Path, runs: Sequence[str | Path] = (), db: str | Path | 
     """What `memscope` / `memscope tui` run. The default database is ./memscope.db when it exists."""
     if db is None and DEFAULT_DB.is_file():
         db = DEFAULT_DB
-    try:  # the image renderer must be chosen before App.run() (DESIGN §9)
-        from tui.media.image import prepare
-    except ImportError:  # pragma: no cover - the media package ships with the app
-        prepare = None
-    if prepare is not None:
-        prepare()
+    prepare()  # the image renderer must be chosen before App.run() (DESIGN §9)
     app = make_app(bench, runs, db=db, annotator=annotator, allow_outside_root=allow_outside_root, study=study)
     result = app.run()
     return int(result or 0)

@@ -1,7 +1,6 @@
 """The command palette (ctrl+p): every key the current screen offers, searchable by name.
 
-Listing the active bindings (rather than a second hand-written list) keeps the palette, the footer
-and the help screen in step: one binding, three places it shows.
+The list is tui/widgets/keys.py's `screen_commands`, the one the help screen shows too.
 """
 
 from __future__ import annotations
@@ -12,30 +11,7 @@ from typing import Any
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 
-
-def key_label(key: str) -> str:
-    return {"question_mark": "?", "slash": "/", "left_square_bracket": "[", "right_square_bracket": "]",
-            "escape": "esc", "enter": "enter"}.get(key, key)
-
-
-def screen_commands(screen: Any) -> list[tuple[str, str, str, Any, str]]:
-    """(description, key, action, namespace, tooltip) for each described, enabled binding of the
-    screen and the app (a focused widget's own keys — scrolling, copying — are left out)."""
-    from textual.app import App
-    from textual.screen import Screen
-
-    found: dict[str, list] = {}  # action → [description, keys, action, namespace, tooltip]
-    for key, active in screen.active_bindings.items():
-        b = active.binding
-        if not isinstance(active.node, (Screen, App)) or b.action.endswith("copy_text"):
-            continue
-        if not b.description or not active.enabled:
-            continue
-        if b.action in found:  # one action on several keys (q and ctrl+q): one line, both keys
-            found[b.action][1].append(key_label(key))
-            continue
-        found[b.action] = [b.description, [key_label(key)], b.action, active.node, b.tooltip or ""]
-    return [(d, "/".join(keys), a, n, t) for d, keys, a, n, t in found.values()]
+from tui.widgets.keys import screen_commands
 
 
 class MemscopeCommands(Provider):

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from scorer.metrics.constants import DEFAULT_K  # the K of `memscope score` and of the Scores screen
 from scorer.metrics.evidence import EvidenceMarks, RoundMark, item_evidence_marks, temporal_eligible
 from scorer.model import Item, Prediction, Task
-from scorer.sections.base import DEFAULT_K  # the K of `memscope score` and of the Scores screen
 
 
 @dataclass(frozen=True, slots=True)

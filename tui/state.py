@@ -14,10 +14,12 @@ from typing import Mapping, Sequence
 from scorer.load.join import Joiner
 from scorer.load.memeye import load_benchmark
 from scorer.load.runs import load_runs
+from scorer.metrics.constants import DECIDED_VERDICTS, JUDGE_THRESHOLD
 from scorer.model import Benchmark, Item, Prediction, Run, Task
-from scorer.names import DEFAULT_DISPLAY_NAMES, display_name
+from scorer.names import CAPTION_PROOF_PAIRS, DEFAULT_DISPLAY_NAMES, display_name
+from scorer.store import Store
 
-RIGHT = 0.5  # a score ≥ this counts as right: DESIGN §5's judge ≥ 0.5 → accept, and most MCQ rotations
+RIGHT = JUDGE_THRESHOLD  # a score ≥ this counts as right: DESIGN §5's judge ≥ 0.5 → accept, and most MCQ rotations
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +158,7 @@ class AppState:
     runs: list[Run]
     annotator: str
     db_path: Path | None = None
-    store: object | None = None  # scorer.store.Store when a database is open
+    store: Store | None = None  # when a database is open
     names: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_DISPLAY_NAMES))
     exports_dir: Path = Path("exports")
     allow_outside_root: bool = False
@@ -166,7 +168,6 @@ class AppState:
     run_refs: list[RunRef] = field(default_factory=list)
     rows: list[ItemRow] = field(default_factory=list)
     join_problems: int = 0
-    load_seconds: float = 0.0
     save_state: str = "no database"
     _preds: dict[tuple[str, str], dict[int, Prediction]] = field(default_factory=dict)
     _annotations: tuple[int, dict] | None = None  # (the store's event count, item id → kind → rows)
@@ -217,7 +218,7 @@ class AppState:
         annotated = {ev.item_id for ev in self.store.events(live_only=True)}
         disagree: set[tuple[str, str]] = set()
         for v in self.store.verdicts():
-            if v.get("verdict") not in ("accept", "reject") or not v.get("run_key") or not v.get("mode"):
+            if v.get("verdict") not in DECIDED_VERDICTS or not v.get("run_key") or not v.get("mode"):
                 continue
             for ref in (r for r in self.run_refs if r.key == v["run_key"] and r.mode == v["mode"]):
                 p = self._preds.get((v["item_id"], v["mode"]), {}).get(ref.index)
@@ -290,22 +291,41 @@ class AppState:
                 "kinds": kinds, "annotators": sorted(annotators)}
 
     def mark_saved(self) -> None:
-        """Call after a committed write (the annotation panel will): the status line says so."""
+        """After a committed write (the app calls it on tui.messages.AnnotationSaved): the status line
+        says so."""
         self.save_state = f"saved {time.strftime('%H:%M:%S')}" if self.store is not None else "no database"
+
+
+def default_pair(state: AppState, item: Item, backbone: str | None, active: str | None) -> tuple[int, int] | None:
+    """The two runs (RunRef indices, left and right) that side by side starts with on `item`: the first
+    caption-proof pair (visual left, text right) of the backbone shown; otherwise the active run and
+    the next one. None when fewer than two runs answered the item."""
+    preds = [ref for ref, _ in state.predictions(item)]
+    if len(preds) < 2:
+        return None
+    mine = [r for r in preds if r.backbone == backbone] or preds
+    by_display = {r.display: r for r in mine}
+    if active:
+        for text, visual in CAPTION_PROOF_PAIRS:
+            if active in (text, visual) and text in by_display and visual in by_display:
+                return by_display[visual].index, by_display[text].index
+    for text, visual in CAPTION_PROOF_PAIRS:
+        if text in by_display and visual in by_display:
+            return by_display[visual].index, by_display[text].index
+    first = next((r for r in mine if r.display == active), mine[0])
+    second = next((r for r in preds if r.index != first.index), None)
+    return (first.index, second.index) if second else None
 
 
 def load_state(bench: str | Path, runs: Sequence[str | Path] = (), db: str | Path | None = None,
                annotator: str = "annotator", allow_outside_root: bool = False,
                exports_dir: str | Path | None = None, names: Mapping[str, str] | None = None) -> AppState:
     """Read everything the app shows. Raises UserError (one line) on bad input."""
-    started = time.perf_counter()
     benchmark = load_benchmark(bench, allow_outside_root=allow_outside_root)
     loaded_runs = load_runs(list(runs), benchmark=benchmark) if runs else []
     store = None
     db_path = Path(db) if db is not None else None
     if db_path is not None:
-        from scorer.store import Store
-
         store = Store(db_path)
     state = AppState(
         bench=benchmark, runs=loaded_runs, annotator=annotator, db_path=db_path, store=store,
@@ -316,5 +336,4 @@ def load_state(bench: str | Path, runs: Sequence[str | Path] = (), db: str | Pat
         save_state="saved" if store is not None else "no database",
     )
     state.index()
-    state.load_seconds = time.perf_counter() - started
     return state

@@ -13,8 +13,7 @@ from typing import Any
 
 from scorer.errors import UserError
 from scorer.model import Item, Prediction
-from scorer.store_studies import STUDY_EVENT, QueueEntry, Study
-from scorer.studies import oracle_rotation
+from scorer.store import STUDY_EVENT, QueueEntry, Study, oracle_rotation
 
 
 @dataclass(frozen=True)
@@ -80,12 +79,6 @@ class StudySession:
 
     def step(self, delta: int) -> None:
         self.pos = max(0, min(self.pos + delta, len(self.queue) - 1))
-
-    def goto_position(self, position: int) -> None:
-        for i, q in enumerate(self.queue):
-            if q.position == position:
-                self.pos = i
-                return
 
     # -- what an entry shows -------------------------------------------------------------------------
     def item(self, entry: QueueEntry | None = None) -> Item | None:

@@ -2,16 +2,16 @@
 
 Every string that comes from a benchmark, a run or the annotation store goes through here: control
 characters (ESC, OSC, C1) are made visible by scorer.safe_text.plain, and the result is a
-rich.text.Text / textual Content object, which Textual never parses as markup. Never pass data
-strings to a widget as `str`: Static, DataTable cells and tab titles would read "[bold]" as markup.
+rich.text.Text, which Textual never parses as markup (tab titles and labels take a Textual Content:
+tui/widgets/literal.py). Never pass data strings to a widget as `str`: Static, DataTable cells and
+tab titles would read "[bold]" as markup.
+
+No Textual here (Rich only): it sits with the plain-Python modules at the bottom of the app's layers.
 """
 
 from __future__ import annotations
 
-from typing import Iterable
-
 from rich.text import Text
-from textual.content import Content
 
 from scorer.safe_text import plain
 
@@ -28,28 +28,6 @@ def cell(value: object, style: str = "", width: int | None = None) -> Text:
     if width is not None and len(s) > width:
         s = s[: max(0, width - 1)] + "…"
     return Text(s, style=style, no_wrap=True, overflow="ellipsis")
-
-
-def label(value: object) -> Content:
-    """A literal Content (tab titles, labels)."""
-    return Content(plain("" if value is None else str(value), one_line=True))
-
-
-def join(parts: Iterable[Text | str], sep: str = " ") -> Text:
-    """Join literal Text pieces; bare `str` pieces here are our own words, never data."""
-    out = Text()
-    first = True
-    for p in parts:
-        if not first:
-            out.append(sep)
-        out.append(p if isinstance(p, Text) else Text(p))
-        first = False
-    return out
-
-
-def kv(key: str, value: object, key_style: str = "bold", value_style: str = "") -> Text:
-    """`key: value` with the key in our words and the value literal."""
-    return Text.assemble((f"{key}: ", key_style), safe(value, value_style))
 
 
 def same_text(a: object, b: object) -> bool:

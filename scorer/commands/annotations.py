@@ -11,16 +11,12 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
-from scorer.commands import shows_usage
-from scorer.errors import UserError
+from scorer.commands import shows_usage, write_atomic
 from scorer.safe_text import plain
-from scorer.store import DEFAULT_DB, Store
-from scorer.store_io import import_jsonl, write_jsonl
+from scorer.store import DEFAULT_DB, Store, import_jsonl, labelstudio_tasks, write_jsonl
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -71,7 +67,7 @@ def run_export(args: argparse.Namespace) -> int:
             n_pred = sum(len(t["predictions"]) for t in tasks)
             what = f"{len(tasks)} task(s), {n_ann} annotation(s), {n_pred} prediction(s)"
     if args.out:
-        _write_atomic(Path(args.out), buf.getvalue())
+        write_atomic(Path(args.out), buf.getvalue())
         print(plain(f"{args.db}: wrote {what} to {args.out}"))
     else:
         sys.stdout.write(buf.getvalue())
@@ -81,10 +77,8 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def _labelstudio(store: Store, args: argparse.Namespace) -> list[dict]:
-    from scorer.labelstudio import labelstudio_tasks
-
     bench, runs = None, []
-    if args.bench:
+    if args.bench:  # the readers imported only when asked for (start-up speed)
         from scorer.load.memeye import load_benchmark
 
         bench = load_benchmark(args.bench, allow_outside_root=args.allow_outside_root)
@@ -93,17 +87,3 @@ def _labelstudio(store: Store, args: argparse.Namespace) -> list[dict]:
 
         runs = load_runs(args.runs, benchmark=bench) if bench is not None else load_runs(args.runs)
     return labelstudio_tasks(store, bench, runs, study=args.study)
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file in the same folder, so a reader never sees half an export."""
-    if not path.parent.is_dir():
-        raise UserError(f"{path}: folder {path.parent} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except OSError as err:
-        Path(tmp).unlink(missing_ok=True)
-        raise UserError(f"{path}: cannot write: {err.strerror or err}") from None

@@ -25,7 +25,15 @@ from scorer.judge import write
 from scorer.judge.cache import JudgeCache, default_cache_path
 from scorer.judge.client import DEFAULT_KEY_ENV, RetryPolicy, resolve_endpoint
 from scorer.judge.prompt import load_prompt
-from scorer.judge.runner import ModelRun, estimate_tokens, judge_missing, load_with_roots, plan_model, select_rows
+from scorer.judge.runner import (
+    ModelRun,
+    build_jobs,
+    estimate_tokens,
+    judge_missing,
+    load_with_roots,
+    plan_model,
+    select_rows,
+)
 from scorer.safe_text import plain
 
 MAX_LISTED_FAILURES = 10
@@ -138,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
             write.write_json(trees[mr.model] / "judge_summary.json", _summary(mr, sel, runs, rel, meta))
         _report(out, mr, sel, runs, cache_path)
     if len(done) > 1:
-        from scorer.judge.panel_out import write_panel
+        from scorer.judge.panel_out import write_panel  # a panel of judges only (numpy, its metrics)
 
         write_panel(out, Path(args.out), runs, rel, sel, selected, scores, prompt.levels, meta)
     if not args.in_place:
@@ -154,8 +162,6 @@ def _dry_run(args, out: Console, runs, sel, prompt, url: str, cache_path: Path) 
             if cache is not None:
                 mr = plan_model(runs, sel, model, url, prompt, cache)
             else:
-                from scorer.judge.runner import build_jobs
-
                 mr = ModelRun(model, build_jobs(runs, sel, model, url, prompt), {})
             missing = mr.missing
             pt, ct = estimate_tokens(missing, prompt)

@@ -11,14 +11,11 @@ from rich.console import Console
 from rich.text import Text
 
 from scorer.errors import UserError
+from scorer.metrics.constants import DEFAULT_K, DEFAULT_RESAMPLES, DEFAULT_SEED
 from scorer.model import ROTATION_RULES
 from scorer.names import CAPTION_PROOF_PAIRS, load_names
-from scorer.sections.base import (
-    DEFAULT_K,
-    DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
-    ScoreOptions,
-)
+from scorer.report.formats import DEFAULT_FORMATS, FORMATS, parse_formats
+from scorer.sections.base import ScoreOptions
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,8 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--db", metavar="FILE", help="annotation database (verdicts, labels, oracle answers)")
     p.add_argument("--study", metavar="NAME", help="use only the annotations of this study")
     p.add_argument("--out", metavar="DIR", help="write the report here (default: print it)")
-    p.add_argument("--format", default="md,csv,json", metavar="LIST",
-                   help="with --out: any of md,csv,json,tex,png (default md,csv,json)")
+    p.add_argument("--format", default=",".join(DEFAULT_FORMATS), metavar="LIST",
+                   help=f"with --out: any of {','.join(FORMATS)} (default {','.join(DEFAULT_FORMATS)})")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"bootstrap seed (default {DEFAULT_SEED})")
     p.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
                    help=f"bootstrap resamples (default {DEFAULT_RESAMPLES})")
@@ -100,7 +97,7 @@ def options_from(args: argparse.Namespace) -> ScoreOptions:
     if args.caption_pair:
         extra["caption_pairs"] = _pairs(args.caption_pair, "--caption-pair")
     if getattr(args, "stage_pair", None):
-        from scorer.metrics.delivery import parse_stage_pair
+        from scorer.metrics.delivery import parse_stage_pair  # numpy: only with stage pairs
 
         for v in args.stage_pair:
             parse_stage_pair(v)  # a malformed pair is a one-line error before any file is read
@@ -153,7 +150,8 @@ class _Progress:
 
 
 def run(args: argparse.Namespace) -> int:
-    from scorer.report.formats import parse_formats
+    # Imported here, for start-up speed: `memscope score --help` and argument errors need none of the
+    # pipeline (numpy, the readers) or the renderers (matplotlib for png).
     from scorer.scoring import score
 
     formats = parse_formats(args.format)

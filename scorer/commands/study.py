@@ -16,22 +16,22 @@ import json
 import sys
 from pathlib import Path
 
-from scorer.commands import shows_usage
+from scorer.commands import shows_usage, write_atomic
 from scorer.errors import UserError
 from scorer.safe_text import plain
-from scorer.store import DEFAULT_DB, Store
-from scorer.store_studies import STUDY_KINDS
-from scorer.studies import (
+from scorer.store import (
+    DEFAULT_DB,
     DEFAULT_METHODS,
     DEFAULT_MODE,
     DEFAULT_SEED,
     EXPORT_FIELDS,
     REVEAL_FIELDS,
+    STUDY_KINDS,
+    Store,
     parse_per_cell,
     plan_agreement,
     plan_labels,
     plan_oracle,
-    study_answers,
 )
 
 
@@ -71,7 +71,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_new(args: argparse.Namespace) -> int:
-    from scorer.load.memeye import load_benchmark
+    from scorer.load.memeye import load_benchmark  # here, for start-up speed: `memscope --help` imports every command
 
     per_cell = parse_per_cell(args.per_cell)
     mode = args.mode or DEFAULT_MODE[args.kind]
@@ -128,7 +128,7 @@ def run_list(args: argparse.Namespace) -> int:
 def run_export(args: argparse.Namespace) -> int:
     fmt = args.format or ("csv" if args.out and args.out.lower().endswith(".csv") else "jsonl")
     with Store(args.db, create=False) as store:
-        rows = study_answers(store, args.name, reveal=args.reveal)
+        rows = store.study_answers(args.name, reveal=args.reveal)
     fields = list(EXPORT_FIELDS) + (list(REVEAL_FIELDS) if args.reveal else [])
     buf = io.StringIO()
     if fmt == "csv":
@@ -140,9 +140,7 @@ def run_export(args: argparse.Namespace) -> int:
             buf.write(json.dumps({k: r.get(k) for k in fields}, ensure_ascii=False) + "\n")
     what = f"{len(rows)} row(s) of study {args.name!r}" + (" with runs revealed" if args.reveal else " (blind)")
     if args.out:
-        from scorer.commands.annotations import _write_atomic
-
-        _write_atomic(Path(args.out), buf.getvalue())
+        write_atomic(Path(args.out), buf.getvalue())
         print(plain(f"{args.db}: wrote {what} to {args.out}"))
     else:
         sys.stdout.write(buf.getvalue())

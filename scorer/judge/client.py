@@ -26,7 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from scorer.errors import UserError
 from scorer.judge.parse import ReplyError, Verdict, parse_reply
-from scorer.load.rows import loads
+from scorer.load.jsonio import loads
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"

@@ -11,14 +11,13 @@ dialog at all is a DataError.
 
 from __future__ import annotations
 
-import json
-
-import orjson
 from pathlib import Path
 from typing import Any, Iterable
 
 from scorer.errors import DataError
+from scorer.load.jsonio import as_list, as_text, read_json
 from scorer.load.paths import is_remote, resolve_media
+from scorer.metrics.constants import OPTION_LETTERS as LETTERS
 from scorer.model import (
     Benchmark,
     ChainFact,
@@ -34,24 +33,6 @@ from scorer.model import (
 
 OPEN_SUFFIX = "_Open"
 QA_KEYS = ("human-annotated QAs", "human_annotated_QAs", "qas", "QAs")
-LETTERS = ("A", "B", "C", "D", "E", "F", "G", "H")
-
-
-def read_json(path: Path) -> Any:
-    try:
-        data = path.read_bytes()
-    except OSError as err:
-        raise DataError(path, "", f"cannot read: {err.strerror or err}") from None
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        pass  # the standard library says where and what, in the words users know
-    try:
-        return json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as err:
-        raise DataError(path, f"byte {err.start}", "not UTF-8 text") from None
-    except json.JSONDecodeError as err:
-        raise DataError(path, f"{err.lineno}:{err.colno}", f"invalid JSON: {err.msg}") from None
 
 
 def dialog_files(path: Path) -> tuple[Path, list[Path]]:
@@ -74,24 +55,6 @@ def task_name_of(file: Path) -> tuple[str, bool]:
     if stem.endswith(OPEN_SUFFIX):
         return stem[: -len(OPEN_SUFFIX)], True
     return stem, False
-
-
-def as_list(value: Any) -> list:
-    if value is None:
-        return []
-    if isinstance(value, (list, tuple)):
-        return list(value)
-    return [value]
-
-
-def as_text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (int, float, bool)):
-        return str(value)
-    return json.dumps(value, ensure_ascii=False)
 
 
 def parse_point(point: Any) -> tuple[frozenset[str], frozenset[str]]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from scorer.errors import DataError
-from scorer.load.rows import json_error
+from scorer.load.jsonio import json_error
 from scorer.model import RunProblem
 
 SCORE_FIELDS = ("em", "judge", "bleu_1", "f1", "exact_match", "contains_gt")

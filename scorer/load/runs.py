@@ -9,18 +9,16 @@ Joining rows to items and checking their questions is `join.py`'s job, not this 
 from __future__ import annotations
 
 import gc
-import json
 import os
 from contextlib import contextmanager
 import re
 from pathlib import Path
 from collections.abc import Collection
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator
 
 from scorer.errors import DataError
-from scorer.load.memeye import read_json
+from scorer.load.jsonio import loads, read_json
 from scorer.load.row_checks import lenient_row, row_problems
-from scorer.load.rows import loads
 from scorer.load.tasks import resolve_task
 from scorer.model import Prediction, Run, RunProblem, frozen_map
 from scorer.names import family_from_modality
@@ -44,12 +42,6 @@ def find_run_folders(path: Path) -> list[Path]:
         if PREDICTIONS in filenames:
             found.append(Path(dirpath))
     return found
-
-
-def _text(v: Any) -> str:
-    if v is None:
-        return ""
-    return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
 
 
 def normalise_modality(v: Any) -> str | None:
@@ -219,11 +211,3 @@ def gc_paused() -> Iterator[None]:
         gc.freeze()
         if was_enabled:
             gc.enable()
-
-
-def group_runs(runs: Sequence[Run]) -> dict[tuple[str, str, str], list[Run]]:
-    """Runs by (backbone, method, mode): one entry per task folder."""
-    out: dict[tuple[str, str, str], list[Run]] = {}
-    for r in runs:
-        out.setdefault((r.backbone, r.method, r.mode), []).append(r)
-    return out

@@ -16,6 +16,7 @@ from itertools import combinations
 import numpy as np
 
 from scorer.metrics.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
+from scorer.metrics.constants import DECIDED_VERDICTS, JUDGE_THRESHOLD, VERDICTS
 from scorer.metrics.fleiss import FleissResult, fleiss_bootstrap_ci, fleiss_kappa  # noqa: F401  (re-exported)
 from scorer.metrics.kappa import (  # noqa: F401  (re-exported: this module is the public face)
     KappaBootstrap,
@@ -32,11 +33,8 @@ from scorer.metrics.kappa import (  # noqa: F401  (re-exported: this module is t
     paired_ratings,
 )
 
-JUDGE_THRESHOLD = 0.5  # judge score >= 0.5 -> accept (MemEye App. "LLM-as-a-Judge Validation")
 JUDGE_LEVELS = (0.0, 0.25, 0.5, 0.75, 1.0)  # ordinal judge scale, for quadratic κ between judges
-VERDICTS = ("accept", "reject", "borderline")
 VERDICT_SCALE = ("reject", "borderline", "accept")  # verdicts as an ordinal scale, lowest first
-_BINARY = ("accept", "reject")
 
 
 @dataclass(frozen=True)
@@ -315,9 +313,9 @@ def _judge_vs_human(scores: list, verdicts: list, threshold: float, n_resamples:
             except (TypeError, ValueError):
                 raise ValueError(f"judge score {s!r} is not a number") from None
             human.append(v)
-    kappa = cohen_kappa(judge, human, labels=_BINARY)
-    boot = kappa_bootstrap_ci(judge, human, labels=_BINARY, n_resamples=n_resamples, seed=seed)
-    ac1 = gwet_ac1(judge, human, labels=_BINARY)
+    kappa = cohen_kappa(judge, human, labels=DECIDED_VERDICTS)
+    boot = kappa_bootstrap_ci(judge, human, labels=DECIDED_VERDICTS, n_resamples=n_resamples, seed=seed)
+    ac1 = gwet_ac1(judge, human, labels=DECIDED_VERDICTS)
     (aa, ar), (ra, rr) = kappa.confusion
     n = len(judge)
     return JudgeHumanResult(

@@ -26,13 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from scorer.metrics.constants import OPTION_LETTERS
 from scorer.model import ROTATION_RULES
 
 if TYPE_CHECKING:  # imported where used: `memscope score` reads runs while pandas loads
     import pandas as pd
 
-LETTERS = tuple(string.ascii_uppercase)
-INVALID = "INVALID"  # the upstream runner's marker for an unextractable letter
 
 _ARTICLE = re.compile(r"\b(?:a|an|the)\s+(?=\w)")
 _DECIMAL_DOT = re.compile(r"(?<=\d)\.(?=\d)")
@@ -158,8 +157,7 @@ def coerce_judge_array(scores: Sequence[float] | np.ndarray, levels: int = 3) ->
 # MCQ
 
 
-_LETTER = {**{c: c for c in LETTERS}, **{c.lower(): c for c in LETTERS}}  # the common case, one lookup
-SHARED_LETTERS = {c: c for c in (*LETTERS, INVALID)}
+_LETTER = {**{c: c for c in OPTION_LETTERS}, **{c.lower(): c for c in OPTION_LETTERS}}  # the common case, one lookup
 
 
 def letter(choice: Any) -> str | None:
@@ -171,7 +169,7 @@ def letter(choice: Any) -> str | None:
     if not isinstance(choice, str):
         return None
     c = choice.strip().upper()
-    return c if len(c) == 1 and c in LETTERS else None
+    return c if len(c) == 1 and c in OPTION_LETTERS else None
 
 
 def rotation_em(choices: Sequence[Any], answers: Sequence[Any], logged: int | None = None) -> float | None:
@@ -212,9 +210,9 @@ def mcq_em(choices: Sequence[Any] | None, answers: Sequence[Any] | None, recorde
     return recorded
 
 
-_CODE = {lt: i for i, lt in enumerate(LETTERS)}
+_CODE = {lt: i for i, lt in enumerate(OPTION_LETTERS)}
 _CODE_KEYS = {**_CODE, **{lt.lower(): i for lt, i in _CODE.items()}}
-NO_LETTER = len(LETTERS)  # the code of a missing / invalid choice
+NO_LETTER = len(OPTION_LETTERS)  # the code of a missing / invalid choice
 
 
 def _letter_codes(values: Iterable[Any], n: int) -> np.ndarray:
@@ -261,7 +259,7 @@ def position_bias(
     right = has & (chosen == answer)
     right_here = np.bincount(rows_k[right] * width + answer[right], minlength=k * width).reshape(k, width)
     n_rot = picked.sum(axis=1)
-    names = [*LETTERS, "invalid"]
+    names = [*OPTION_LETTERS, "invalid"]
     out = []
     for key, c in sorted(codes.items(), key=lambda kv: tuple(map(str, kv[0])) if isinstance(kv[0], tuple) else (str(kv[0]),)):
         for j in np.flatnonzero((picked[c] > 0) | (here[c] > 0)):
@@ -284,7 +282,7 @@ def score_frame(
 ) -> tuple[pd.DataFrame, dict[str, int]]:
     """The frame with its answer-score columns set from the definitions above.
 
-    `frame` has scorer.frame.predictions_frame's columns plus `choices` (per-rotation choices, or a
+    `frame` has scorer.load.frame.predictions_frame's columns plus `choices` (per-rotation choices, or a
     one-element tuple for a legacy MCQ row, None when the row logged none). `rotation_answers` maps
     item_id → the MCQ item's answer letter per rotation. `rotations` is one of ROTATION_RULES; with
     "logged", a row that logged fewer rotations than its item has (column `rotations_logged`) is
@@ -354,34 +352,3 @@ def score_frame(
                 out.loc[need, "bleu_1"] = [bleu_1(p, g) for p, g in zip(sub["pred"], sub["gt"])]
                 counts["bleu_1_computed"] = int(need.sum())
     return out, counts
-
-
-def choices_of_row(row: Mapping[str, Any], mode: str) -> tuple | None:
-    """Per-rotation choices from an upstream row: the `rotations` list's `choice`s; a legacy MCQ row's
-    single `choice`; None for open rows and rows that logged no choice."""
-    if mode != "mcq":
-        return None
-    rots = row.get("rotations")
-    if rots.__class__ is list and rots:
-        try:  # the usual case, rotations logged in order: one pass
-            if [r["rotation_idx"] for r in rots] == list(range(len(rots))):
-                # Letters as shared objects: a million rows would otherwise hold millions of "A"s.
-                return tuple([SHARED_LETTERS.get(c, c) if (c := r.get("choice")).__class__ is str else c for r in rots])
-        except (TypeError, KeyError):
-            pass
-        dicts = [r if isinstance(r, dict) else {} for r in rots]
-        idx = [r.get("rotation_idx") for r in dicts]
-        if all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < 64 for i in idx) \
-                and len(set(idx)) == len(idx):
-            # Place each choice at its rotation: a runner may log rotations out of order.
-            out: list[Any] = [None] * (max(idx) + 1)
-            for i, r in zip(idx, dicts):
-                out[i] = r.get("choice")
-            return tuple(out)
-        return tuple(r.get("choice") for r in dicts)
-    c = row.get("choice")
-    return (c,) if isinstance(c, str) else None
-
-
-def iter_letters(values: Iterable[Any]) -> list[str | None]:
-    return [letter(v) for v in values]

@@ -2,27 +2,28 @@
 
 Items are the unit: callers pass one value per item (an MCQ item's rotation-averaged EM, an open
 item's judge score), never one per rotation. Defaults: 10,000 resamples, seed 20260430, percentile
-95% CI. Resamples are drawn as an index matrix from one `numpy.random.Generator`, in chunks bounded
-by `MAX_CELLS` so memory stays flat however many items there are; the chunking never changes the
-draws (the generator's stream is the same whether taken in one call or several), so a result
-depends only on the data, the seed and the number of resamples.
+95% CI. The resamples are scorer.metrics.resample's draws (index or multiplicity matrices from one
+`numpy.random.Generator`, in chunks that never change them), so a result depends only on the data,
+the seed and the number of resamples.
 
 Pure functions: no I/O, no printing.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-DEFAULT_SEED = 20260430
-DEFAULT_RESAMPLES = 10_000
-DEFAULT_CONFIDENCE = 0.95
-# Cells of the resample index matrix held at once (int64): 4M cells = 32 MB per chunk.
-MAX_CELLS = 4_000_000
+from scorer.metrics.constants import DEFAULT_RESAMPLES, DEFAULT_SEED
+from scorer.metrics.resample import (
+    DEFAULT_CONFIDENCE,
+    MAX_CELLS,
+    percentile_ci,
+    resample_counts,
+    resample_indices,
+)
 
 
 @dataclass(frozen=True)
@@ -68,161 +69,6 @@ class WinTieLoss:
     ties: int
     losses: int
     n: int
-
-
-# ---------------------------------------------------------------------------------------------
-# Resampling primitives
-
-
-def chunk_rows(n_units: int, resamples: int, max_cells: int = MAX_CELLS) -> int:
-    """Resamples per chunk so that chunk × n_units stays within `max_cells`."""
-    return max(1, min(resamples, max_cells // max(1, n_units)))
-
-
-def resample_indices(
-    n_units: int,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int | np.random.Generator = DEFAULT_SEED,
-    max_cells: int = MAX_CELLS,
-) -> Iterator[np.ndarray]:
-    """Yield (rows, n_units) int64 index matrices, `resamples` rows in all, drawn with replacement.
-
-    Row r of the concatenation is the same whatever `max_cells` is (tested)."""
-    if n_units < 1:
-        raise ValueError("cannot resample from zero units")
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    step = chunk_rows(n_units, resamples, max_cells)
-    done = 0
-    while done < resamples:
-        rows = min(step, resamples - done)
-        yield rng.integers(0, n_units, size=(rows, n_units))
-        done += rows
-
-
-def resample_counts(
-    n_units: int,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int | np.random.Generator = DEFAULT_SEED,
-    max_cells: int = MAX_CELLS,
-    dtype: type = np.int64,
-) -> Iterator[np.ndarray]:
-    """Yield (rows, n_units) multiplicity matrices (int64 unless `dtype` says otherwise): how
-    often each unit was drawn, from the same draws as `resample_indices`. With an integer seed
-    the draws depend only on (n_units, resamples, seed), so a report's many CIs over the same
-    number of items share one drawing (kept in a small LRU, see `_counts_cache`); the values are
-    the same either way (tested)."""
-    if n_units < 1:
-        raise ValueError("cannot resample from zero units")
-    cached = _cached_counts(n_units, resamples, seed) if isinstance(seed, (int, np.integer)) else None
-    step = chunk_rows(n_units, resamples, max_cells)
-    if cached is None:
-        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-        for start in range(0, resamples, step):
-            yield _draw_counts(n_units, min(step, resamples - start), rng, dtype)
-        return
-    for start in range(0, resamples, step):
-        yield cached[start:start + step].astype(dtype)
-
-
-# Rows drawn and counted at a time: the bincount's bins (8 bytes each) then stay in the CPU cache,
-# which makes counting four times faster than one bincount over the whole chunk (measured).
-COUNT_BLOCK_CELLS = 1 << 16
-
-
-def _draw_counts(n_units: int, rows: int, rng: np.random.Generator, dtype) -> np.ndarray:
-    """`rows` resamples' multiplicities, drawn from `rng` exactly as resample_indices draws them
-    (rng.integers(0, n_units, (r, n_units)) in order: the stream does not depend on the block size)."""
-    out = np.empty((rows, n_units), dtype)
-    step = max(1, COUNT_BLOCK_CELLS // n_units)
-    offset = (np.arange(min(step, rows), dtype=np.int64) * n_units)[:, None]
-    for start in range(0, rows, step):
-        r = min(step, rows - start)
-        idx = rng.integers(0, n_units, size=(r, n_units))
-        idx += offset[:r]
-        out[start:start + r] = np.bincount(idx.ravel(), minlength=r * n_units).reshape(r, n_units)
-    return out
-
-
-# Drawn multiplicity matrices by (n_units, resamples, seed), most recently used last. Counts are
-# small integers, stored as uint8/uint16 (a count never exceeds n_units); the cache holds at most
-# COUNTS_CACHE_BYTES and a matrix larger than a quarter of that is not kept.
-COUNTS_CACHE_BYTES = 96 * 2**20
-_counts_cache: OrderedDict[tuple[int, int, int], np.ndarray] = OrderedDict()
-
-
-def _cached_counts(n_units: int, resamples: int, seed: int) -> np.ndarray | None:
-    if resamples < 1:
-        return None
-    dtype = np.uint8 if n_units <= 255 else np.uint16 if n_units <= 65_535 else None
-    if dtype is None or n_units * resamples * np.dtype(dtype).itemsize > COUNTS_CACHE_BYTES // 4:
-        return None
-    key = (int(n_units), int(resamples), int(seed))
-    hit = _counts_cache.get(key)
-    if hit is not None:
-        _counts_cache.move_to_end(key)
-        return hit
-    full = _draw_counts(n_units, resamples, np.random.default_rng(int(seed)), dtype)
-    full.setflags(write=False)
-    _counts_cache[key] = full
-    while sum(m.nbytes for m in _counts_cache.values()) > COUNTS_CACHE_BYTES:
-        _counts_cache.popitem(last=False)
-    return full
-
-
-def resample_code_counts(
-    codes: Sequence[int] | np.ndarray,
-    n_codes: int,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-    max_cells: int = MAX_CELLS,
-) -> Iterator[np.ndarray]:
-    """Yield (rows, n_codes) float matrices: per resample, how many of the drawn units carry each
-    code (`codes[i]` in 0 … n_codes − 1 for unit i, e.g. a contingency cell), from the same draws
-    as resample_indices / resample_counts. Where the shared multiplicity matrix is cached, it is
-    one product with the codes' one-hot matrix; otherwise the index draws are counted directly
-    (one bincount per chunk, no units × codes product): exact small integers either way."""
-    codes = np.asarray(codes, dtype=np.int64)
-    n = int(codes.size)
-    if n < 1:
-        raise ValueError("cannot resample from zero units")
-    if isinstance(seed, (int, np.integer)) and _cached_counts(n, resamples, int(seed)) is not None:
-        onehot = np.zeros((n, n_codes))
-        onehot[np.arange(n), codes] = 1.0
-        # each chunk also holds a (rows, n_codes) result: budget for both
-        for w in resample_counts(n, resamples, seed, max(1, max_cells * n // (n + n_codes)), dtype=float):
-            yield w @ onehot
-        return
-    for idx in resample_indices(n, resamples, seed, max(1, max_cells // 2)):  # idx and its codes
-        rows = idx.shape[0]
-        drawn = codes[idx]
-        drawn += (np.arange(rows, dtype=np.int64) * n_codes)[:, None]
-        yield np.bincount(drawn.ravel(), minlength=rows * n_codes).reshape(rows, n_codes).astype(float)
-
-
-def percentile_ci(distribution: np.ndarray, confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, float]:
-    """Percentile interval (linear interpolation, as numpy's and scipy's default quantile)."""
-    low, high = percentile_rows(np.asarray(distribution, dtype=float)[None, :], confidence)
-    return float(low[0]), float(high[0])
-
-
-def percentile_rows(dist: np.ndarray, confidence: float = DEFAULT_CONFIDENCE) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's percentile interval, as numpy.quantile(row, [α/2, 1 − α/2]) with its default
-    linear interpolation (equal to 1e-12, tested). Rows are sorted rather than partitioned: numpy's
-    vectorised sort is four times faster than its selection on 10,000-sample rows (measured)."""
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    rows = np.sort(np.asarray(dist, dtype=float), axis=1)
-    n = rows.shape[1]
-    alpha = (1 - confidence) / 2
-    out = []
-    for q in (alpha, 1 - alpha):
-        pos = q * (n - 1)
-        lo = int(np.floor(pos))
-        hi = min(lo + 1, n - 1)
-        frac = pos - lo
-        a, b = rows[:, lo], rows[:, hi]
-        out.append(a + (b - a) * frac if frac < 0.5 else b - (b - a) * (1 - frac))  # numpy's two-sided lerp
-    return out[0], out[1]
 
 
 def _check_common(resamples: int, confidence: float) -> None:

@@ -19,17 +19,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from scorer.metrics.bootstrap import (
-    DEFAULT_CONFIDENCE,
-    DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
-    MAX_CELLS,
-    PairedCI,
-    TwoSampleCI,
-    percentile_ci,
-    percentile_rows,
-    resample_counts,
-)
+from scorer.metrics.bootstrap import PairedCI, TwoSampleCI
+from scorer.metrics.constants import DEFAULT_RESAMPLES, DEFAULT_SEED
+from scorer.metrics.resample import DEFAULT_CONFIDENCE, MAX_CELLS, percentile_ci, percentile_rows, resample_counts
 
 LOW_X = ("X1", "X2")
 HIGH_X = ("X3", "X4")

@@ -28,6 +28,7 @@ from typing import AbstractSet, Iterable, Sequence
 
 import numpy as np
 
+from scorer.metrics.constants import DEFAULT_K
 from scorer.metrics.delivery import ChainStatus, chain_status, not_delivered
 from scorer.model import ChainFact, Item, Prediction, Retrieved, Task
 
@@ -320,7 +321,7 @@ class EvidenceMarks:
     counted: bool = True  # False for an abstention control: the report's tables leave the item out
 
 
-def item_evidence_marks(task: Task, item: Item, prediction: Prediction, k: int = 10) -> EvidenceMarks:
+def item_evidence_marks(task: Task, item: Item, prediction: Prediction, k: int = DEFAULT_K) -> EvidenceMarks:
     """Everything the Item screen marks for one run's row: each retrieved round's rank, score,
     gold/stale/latest/delivered flags, and the chain's retrieved/delivered completeness. Built on
     `item_evidence`, which the scorer's evidence and delivery tables read: the app and the report

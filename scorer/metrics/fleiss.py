@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scorer.metrics.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, MAX_CELLS, percentile_ci, resample_code_counts
+from scorer.metrics.constants import DEFAULT_RESAMPLES, DEFAULT_SEED
+from scorer.metrics.resample import MAX_CELLS, percentile_ci, resample_code_counts
 from scorer.metrics.kappa import KappaBootstrap, infer_labels, is_missing
 
 

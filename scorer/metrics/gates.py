@@ -33,7 +33,6 @@ from scorer.model import Benchmark, Item, Prediction, Run
 from scorer.names import DEFAULT_DISPLAY_NAMES, display_name
 
 GATES = ("question_only", "no_visual", "caption_only", "oracle")
-SHORTCUT_GATES = ("question_only", "no_visual", "caption_only")
 GATE_TITLES = {
     "question_only": "question-only", "no_visual": "no-visual clue text", "caption_only": "caption-only clue",
     "oracle": "oracle visual evidence", "structure": "clue structure",

@@ -18,13 +18,8 @@ from statistics import NormalDist
 
 import numpy as np
 
-from scorer.metrics.bootstrap import (
-    DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
-    MAX_CELLS,
-    percentile_ci,
-    resample_code_counts,
-)
+from scorer.metrics.constants import DEFAULT_RESAMPLES, DEFAULT_SEED
+from scorer.metrics.resample import MAX_CELLS, percentile_ci, resample_code_counts
 
 WEIGHTS = (None, "linear", "quadratic")
 Z95 = NormalDist().inv_cdf(0.975)  # statsmodels: stats.norm.isf(0.025)
@@ -219,7 +214,7 @@ def kappa_bootstrap_ci(
     max_cells: int = MAX_CELLS,
 ) -> KappaBootstrap:
     """Percentile bootstrap CI of κ, resampling items. Every resample's k × k table counts its
-    drawn items per cell (scorer.metrics.bootstrap.resample_code_counts, the draws every CI over n
+    drawn items per cell (scorer.metrics.resample.resample_code_counts, the draws every CI over n
     items shares): vectorised, no Python loop per resample."""
     return kappa_bootstrap_cis(a, b, (weights,), labels, n_resamples, seed, confidence, max_cells)[0]
 

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-UNIT = (0.0, 1.0)
 # Scales a judge is commonly asked to score on, smallest first: (min, max).
 KNOWN_SCALES = ((1.0, 5.0), (0.0, 5.0), (1.0, 10.0), (0.0, 10.0), (0.0, 100.0))
 TOLERANCE = 1e-9

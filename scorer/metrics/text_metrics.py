@@ -21,8 +21,6 @@ Pure functions: no I/O, no printing.
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -30,43 +28,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from scorer.metrics.answers import bleu, bleu_1, exact_and_contains, token_f1
+from scorer.model.rows import finite_num, row_text
 
 if TYPE_CHECKING:
     import pandas as pd
 
 TOLERANCE = 1e-6
 OPEN_METRICS = ("exact_match", "contains_gt", "em", "f1", "bleu", "bleu_1", "bleu_2")
-MCQ_METRICS = ("exact_match", "contains_gt", "f1")
 # What `score --recompute-text-metrics` replaces (open rows): the frame's text-metric columns.
 FRAME_METRICS = ("bleu_1", "f1", "exact_match", "contains_gt")
 # What `score` compares without it: the values it publishes (BLEU-1) and those free to recompute.
 # F1 needs Porter stems, and importing nltk costs seconds (more than the whole default report):
 # score publishes no F1, so it is compared by `validate` and by `score --recompute-text-metrics`.
 CHEAP_FRAME_METRICS = ("bleu_1", "exact_match", "contains_gt")
-
-
-def _text(v: Any) -> str:
-    """A row's text field as the run readers read it: missing → "", non-text → its JSON."""
-    if v is None:
-        return ""
-    return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
-
-
-def recorded_number(v: Any) -> float | None:
-    """A recorded value as a number (True/False → 1/0, a numeric string → its number); None when
-    missing, non-finite or not a number."""
-    if isinstance(v, bool):
-        return float(v)
-    if isinstance(v, (int, float)):
-        x = float(v)
-    elif isinstance(v, str):
-        try:
-            x = float(v)
-        except ValueError:
-            return None
-    else:
-        return None
-    return x if math.isfinite(x) else None
 
 
 # Predictions repeat across backbones, methods and run copies: each distinct pair is scored once.
@@ -91,7 +65,7 @@ def _all_open(pred: str, gt: str) -> tuple[float, ...]:
 def upstream_open_metrics(pred: Any, gt: Any) -> dict[str, Any]:
     """What the upstream runner records for an open row with this pred and gt, typed as it writes
     them (exact_match / contains_gt booleans, the rest floats)."""
-    exact, contains, f1, b4, b1, b2 = _all_open(_text(pred), _text(gt))
+    exact, contains, f1, b4, b1, b2 = _all_open(row_text(pred), row_text(gt))
     return {"exact_match": bool(exact), "em": exact, "contains_gt": bool(contains), "f1": f1,
             "bleu": b4, "bleu_1": b1, "bleu_2": b2}  # in the runner's key order
 
@@ -100,11 +74,11 @@ def upstream_mcq_metrics(em: Any, choice: Any, gt: Any) -> dict[str, Any]:
     """What the upstream runner records beside an MCQ row's `em` and last `choice`: exact_match and
     f1 from em (omitted when em is not a number), contains_gt from the choice."""
     out: dict[str, Any] = {}
-    e = recorded_number(em)
+    e = finite_num(em)
     if e is not None:
         out["exact_match"] = e == 1.0
         out["f1"] = e
-    out["contains_gt"] = choice == _text(gt).strip().upper()
+    out["contains_gt"] = choice == row_text(gt).strip().upper()
     return out
 
 
@@ -127,7 +101,7 @@ def row_differences(row: Mapping[str, Any], mode: str | None = None,
     by more than `tolerance`."""
     out = {}
     for name, new in recompute_row(row, mode).items():
-        old = recorded_number(row.get(name))
+        old = finite_num(row.get(name))
         if old is not None and abs(old - new) > tolerance:
             out[name] = (old, new)
     return out
@@ -204,7 +178,7 @@ def recompute_frame(frame: pd.DataFrame, use: bool) -> tuple[pd.DataFrame, dict[
     preds, gts = np.asarray(preds, dtype=object), np.asarray(gts, dtype=object)
     width = max(len(gts), 1)
     pair_code, pairs = pd.factorize(pred_code.astype(np.int64) * width + gt_code)
-    texts = [(_text(preds[k // width]), _text(gts[k % width])) for k in pairs.tolist()]
+    texts = [(row_text(preds[k // width]), row_text(gts[k % width])) for k in pairs.tolist()]
     columns = {"exact_match": 0, "contains_gt": 1, "bleu_1": 2, "f1": 3}
     table = np.array([_lexical(p, g) + ((_f1(p, g),) if use else ()) for p, g in texts], dtype=float)
     values = table.reshape(len(texts), 4 if use else 3)[pair_code]

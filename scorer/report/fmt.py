@@ -14,25 +14,6 @@ from collections.abc import Mapping
 from typing import Any
 
 DECIMALS = 4
-SECTION_TITLES = {
-    "matrix": "Evaluation matrix",
-    "position_bias": "MCQ position bias",
-    "agreement": "Agreement",
-    "oracle": "Human oracle accuracy",
-    "bootstrap": "Paired comparisons",
-    "caption_proof": "Caption-proof gain",
-    "evidence": "Evidence diagnostics",
-    "abstention": "Abstention",
-    "evidence_curve": "Recall@K curve",
-    "recency": "Recency counterfactual",
-    "delivery": "Delivery and chains",
-    "oracle_evidence": "Oracle-evidence validation",
-    "gates": "Validation gates",
-}
-
-
-def title_of(section: str) -> str:
-    return SECTION_TITLES.get(section, section.replace("_", " ").replace("-", " ").capitalize())
 
 
 def is_number(v: Any) -> bool:

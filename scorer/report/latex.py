@@ -11,7 +11,7 @@ from typing import Any
 
 from scorer.metrics.matrix import ALL
 from scorer.model import X_LABELS, Y_LABELS
-from scorer.report.fmt import cell_text, file_stem, is_number, mark_of, number, title_of
+from scorer.report.fmt import cell_text, file_stem, is_number, mark_of, number
 from scorer.sections.base import Table
 from scorer.sections.matrix import marks_note
 from scorer.sections.methods import (
@@ -20,6 +20,7 @@ from scorer.sections.methods import (
     METRIC_TITLES,
     PAPER_ORDER,
 )
+from scorer.sections.registry import title_of
 
 PREAMBLE = r"""% memscope: packages and macros the generated tables use. \input{memscope-preamble} in your preamble.
 \usepackage{booktabs}

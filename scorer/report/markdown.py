@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from scorer.report.fmt import cell_text, is_number, mark_of, title_of
+from scorer.report.fmt import cell_text, is_number, mark_of
 from scorer.sections.base import Table
+from scorer.sections.registry import title_of
 
 
 def _esc(text: str) -> str:

@@ -9,7 +9,7 @@ from typing import Sequence
 
 from scorer.errors import UserError
 from scorer.report import csvfiles, jsonfile, latex, markdown
-from scorer.report.formats import DEFAULT_FORMATS, FORMATS, parse_formats  # noqa: F401 (re-exported)
+
 
 def write_report(report, out: Path, formats: Sequence[str]) -> list[Path]:
     """Every requested format; returns the files written. PNG first, so LaTeX can include them."""
@@ -21,7 +21,7 @@ def write_report(report, out: Path, formats: Sequence[str]) -> list[Path]:
     warnings = data["warnings"]
     written: list[Path] = []
     figures: list[Path] = []
-    if "png" in formats:
+    if "png" in formats:  # matplotlib, imported only for figures (start-up speed)
         from scorer.report import figures as fig
 
         figures = fig.write(report.sections, out / "figures")

@@ -19,15 +19,14 @@ from scorer.metrics.abstention import (
 from scorer.sections import evidence_records
 from scorer.sections.base import ScoreContext, SectionResult
 from scorer.sections.evidence_records import by_group, collect, group_fields, titled
+from scorer.sections.registry import name_of
 
-NAME = "abstention"
+NAME = name_of(__name__)
 prepare = evidence_records.prepare  # shared evidence records, computed before sections fork
-NEEDS_RAW = True  # MCQ detection reads each rotation's choice from the raw rows
 METRICS = ("correct_abstention", "false_abstention", "answerable_score")
 TITLES = {"correct_abstention": "Correct abst.", "n_unanswerable": "n unans.", "false_abstention": "False abst.",
           "answerable_score": "Score (answerable)", "n_answerable": "n ans.", "n_text": "From text",
           "pattern": "Pattern"}
-FIGURE = "abstention_tradeoff"
 
 
 def patterns_of(ctx: ScoreContext) -> tuple[str, ...]:

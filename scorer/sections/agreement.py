@@ -40,12 +40,13 @@ from scorer.metrics.agreement import (
     krippendorff_alpha,
     normalise_verdict,
 )
+from scorer.metrics.constants import JUDGE_THRESHOLD
 from scorer.metrics.matrix import ALL
 from scorer.sections import agreement_raters as raters
 from scorer.sections.base import ScoreContext, SectionResult, Table
+from scorer.sections.registry import name_of
 
-NAME = "agreement"
-COST = 5  # relative run time at MemEye scale: heavier sections start first in parallel
+NAME = name_of(__name__)
 BOUNDARY = frozenset({"X2", "X3"})
 
 
@@ -217,7 +218,7 @@ def judge_tables(rows: list[dict]) -> list[Table]:
     overall = [show(r, {"Human": r["human"]}) for r in rows if r["stratum"] == "all"]
     per_method = [show(r, {"Human": r["human"], "Method": r["method"]}) for r in rows if r["stratum"] == "method"]
     per_cell = [show(r, {"Human": r["human"], "Y": r["y"], "X": r["x"]}) for r in rows if r["stratum"] == "cell"]
-    note = ("Judge score ≥ 0.5 → accept. Confusion judge-first: A/R = judge accepts, human rejects. "
+    note = (f"Judge score ≥ {JUDGE_THRESHOLD:g} → accept. Confusion judge-first: A/R = judge accepts, human rejects. "
             "excluded = borderline verdicts + pairs without a score. CI: percentile bootstrap over pairs.")
     return [
         Table("judge_vs_human", "LLM judge vs human verdicts", overall, ["Human", *tail], note),

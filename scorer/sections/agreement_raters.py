@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
-from scorer.load.rows import loads
+from scorer.load.jsonio import loads
 from scorer.metrics.agreement import (
     JUDGE_LEVELS,
     fleiss_bootstrap_ci,

@@ -1,19 +1,16 @@
-"""The interface between score sections, the orchestrator (scorer.scoring) and the renderers."""
+"""The interface between score sections, the pipeline (scorer.scoring) and the renderers."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from scorer.metrics.constants import DEFAULT_K, DEFAULT_RESAMPLES, DEFAULT_SEED
 from scorer.model import Benchmark, Run
 from scorer.names import DEFAULT_DISPLAY_NAMES, DEFAULT_FAMILIES, DEFAULT_REFERENCES
 
 if TYPE_CHECKING:  # pandas costs half a second to import: not for `memscope --help`
     import pandas as pd
-
-DEFAULT_SEED = 20260430
-DEFAULT_RESAMPLES = 10_000
-DEFAULT_K = 10
 
 
 @dataclass(frozen=True)
@@ -39,11 +36,11 @@ class ScoreOptions:
 class ScoreContext:
     bench: Benchmark
     runs: Sequence[Run]
-    frame: pd.DataFrame  # scorer.frame.predictions_frame(bench, runs)
+    frame: pd.DataFrame  # scorer.load.frame.predictions_frame(bench, runs)
     annotations: pd.DataFrame | None  # current annotation state from the store, or None without --db
     options: ScoreOptions
     # Derived data several sections share (e.g. the evidence records), computed once per context;
-    # filled before sections are forked, so that workers inherit it. See scoring.run_sections.
+    # filled before sections are forked, so that workers inherit it. See scorer.scoring.run.
     memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 

@@ -25,9 +25,9 @@ from scorer.model import Y_LABELS
 from scorer.names import method_matches
 from scorer.sections.base import ScoreContext, SectionResult, Table
 from scorer.sections.methods import answerable_scores
+from scorer.sections.registry import name_of
 
-NAME = "bootstrap"
-COST = 8  # relative run time at MemEye scale: heavier sections start first in parallel
+NAME = name_of(__name__)
 METRICS = (("judge", "open"), ("em", "mcq"))
 
 

@@ -25,9 +25,9 @@ from scorer.names import CAPTION_PROOF_PAIRS
 from scorer.sections.base import ScoreContext, SectionResult, Table
 from scorer.sections.bootstrap import clusters_of, find_method, method_table
 from scorer.sections.methods import answerable_scores
+from scorer.sections.registry import name_of
 
-NAME = "caption_proof"
-COST = 7  # relative run time at MemEye scale: heavier sections start first in parallel
+NAME = name_of(__name__)
 METRICS = (("judge", "open"), ("em", "mcq"))
 POOLED = "pooled"
 X_ORDER = {x: i for i, x in enumerate([*X_LABELS, "low", "high", "all"])}

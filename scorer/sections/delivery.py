@@ -43,10 +43,10 @@ from scorer.sections.evidence_records import (
     method_order,
     titled,
 )
+from scorer.sections.registry import name_of
 
-NAME = "delivery"
+NAME = name_of(__name__)
 prepare = evidence_records.prepare  # shared evidence records, computed before sections fork
-NEEDS_RAW = True  # reads the retrieved/delivered lists of the raw rows
 DEFAULT_PAIRS = ('retrieval:"Oracle(V)"->"SRAG(V)"', 'retrieval:"Oracle(T)"->"SRAG(T)"')
 TITLES = {
     "n_items": "n", "retrieved_mean": "Retrieved/item", "delivered_mean": "Delivered/item",

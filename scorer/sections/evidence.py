@@ -34,10 +34,10 @@ from scorer.sections.evidence_records import (
     method_order,
     titled,
 )
+from scorer.sections.registry import name_of
 
-NAME = "evidence"
+NAME = name_of(__name__)
 prepare = evidence_records.prepare  # shared evidence records, computed before sections fork
-NEEDS_RAW = True  # reads the retrieved/delivered lists of the raw rows
 ALL = "all"
 CHAIN_METRICS = ("required_fact_recall", "chain_retrieved", "chain_delivered")
 DIAG_COLUMNS = ("method", "backbone", "mode", "n", *RETRIEVAL_METRICS, "n_y3", *TEMPORAL_METRICS)

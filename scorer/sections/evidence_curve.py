@@ -7,7 +7,7 @@ report.json rows: {backbone, method, display, mode, metric, k, value, n}.
 
 from __future__ import annotations
 
-from scorer.metrics.evidence import RETRIEVAL_METRICS, clue_positions, dedupe
+from scorer.metrics.evidence import RETRIEVAL_METRICS, clue_positions, dedupe, recall_curve
 from scorer.sections import evidence_records
 from scorer.sections.base import ScoreContext, SectionResult
 from scorer.sections.evidence_records import (
@@ -19,18 +19,16 @@ from scorer.sections.evidence_records import (
     method_order,
     titled,
 )
+from scorer.sections.registry import name_of
 
-NAME = "evidence_curve"
+NAME = name_of(__name__)
 prepare = evidence_records.prepare  # shared evidence records, computed before sections fork
-NEEDS_RAW = True  # reads the retrieved lists of the raw rows
 KS = tuple(range(1, 51))
 SHOWN_KS = (1, 5, 10, 50)
 SHORT = {"any_clue_recall": "Any", "coverage": "Cov", "full_clue_recall": "Full"}
 
 
 def curve_rows(records, ks=KS) -> list[dict]:
-    from scorer.metrics.evidence import recall_curve
-
     out = []
     for recs in by_group(records).values():
         positions = []

@@ -15,10 +15,12 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from scorer.load.join import Joiner
-from scorer.metrics.answers import choices_of_row, coerce_judge, mcq_em
+from scorer.metrics.answers import coerce_judge, mcq_em
+from scorer.model.rows import choices_of_row
 from scorer.model import Item, Prediction, Task
 from scorer.names import display_name
 from scorer.sections.base import ScoreContext, Table
+from scorer.sections.methods import PAPER_ORDER
 
 MODE_METRIC = {"mcq": "em", "open": "judge"}
 
@@ -192,7 +194,5 @@ FOLD_NOTE = " Mode \"open = mcq\": the MCQ and open runs logged identical lists,
 
 def method_order(display: str) -> tuple[int, str]:
     """Sort key putting methods in the MemEye table order (others after, alphabetically)."""
-    from scorer.sections.methods import PAPER_ORDER
-
     base = display.split(" ")[0]  # "SRAG(V) budget" sorts beside SRAG(V)
     return (PAPER_ORDER.index(base) if base in PAPER_ORDER else len(PAPER_ORDER), display)

@@ -17,9 +17,9 @@ from scorer.metrics.gates import (GATES, SOLVED, UNSOLVED, gate_observations, ga
                                   pass_rates_by_cell, structure_findings)
 from scorer.model import X_LABELS, Y_LABELS
 from scorer.sections.base import ScoreContext, SectionResult, Table
+from scorer.sections.registry import name_of
 
-NAME = "gates"
-NEEDS_RAW = True  # per-rotation results come from the raw rows
+NAME = name_of(__name__)
 COLUMNS = {"question_only": "Question-only", "no_visual": "No-visual clue", "caption_only": "Caption-only clue",
            "oracle": "Oracle (visual)", "all": "All gates"}
 

@@ -27,9 +27,9 @@ from scorer.sections.methods import (
     reference_methods,
     unmarked_methods,
 )
+from scorer.sections.registry import name_of
 
-NAME = "matrix"
-COST = 3  # relative run time at MemEye scale: heavier sections start first in parallel
+NAME = name_of(__name__)
 FIELDS = ("backbone", "method", "display", "family", "mode", "metric", "x", "y", "agg", "value", "n", "n_cells", "mark",
           "reference", "ranked")  # reference: a reference baseline; ranked: took part in the best/second marks
 

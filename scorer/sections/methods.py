@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from scorer.names import DEFAULT_REFERENCES, is_reference
@@ -72,23 +71,6 @@ def answerable_scores(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.loc[frame["answerable"].to_numpy(bool), cols]
 
 
-def display_of(frame: pd.DataFrame) -> dict[str, str]:
-    return {m: label for m, label, _ in method_columns(frame)}
-
-
-def clean(v: Any) -> Any:
-    """A JSON-ready scalar: numpy types unwrapped, NaN → None."""
-    if isinstance(v, (np.bool_,)):
-        return bool(v)
-    if isinstance(v, np.integer):
-        return int(v)
-    if isinstance(v, (float, np.floating)):
-        return None if np.isnan(v) else float(v)
-    if v is pd.NA or v is pd.NaT:
-        return None
-    return v
-
-
 def records(df: pd.DataFrame, columns: Iterable[str]) -> list[dict]:
     """Rows as plain dicts (missing values None, numbers as Python numbers), in `columns` order.
     Column-wise `tolist` is many times faster than DataFrame.to_dict on large tables."""
@@ -112,7 +94,3 @@ def n_summary(ns: Iterable[int | None]) -> tuple[Any, bool]:
     if len(vals) == 1:
         return vals[0], False
     return f"{vals[0]}–{vals[-1]}", True
-
-
-def by_key(rows: Iterable[Mapping], *keys: str) -> dict[tuple, Mapping]:
-    return {tuple(r[k] for k in keys): r for r in rows}

@@ -12,8 +12,9 @@ from __future__ import annotations
 from scorer.metrics.oracle import ALL as ORACLE_ALL
 from scorer.metrics.oracle import oracle_accuracy
 from scorer.sections.base import ScoreContext, SectionResult, Table
+from scorer.sections.registry import name_of
 
-NAME = "oracle"
+NAME = name_of(__name__)
 
 
 def canonical(item, rotation: int, letter: str) -> str:

@@ -25,8 +25,9 @@ from scorer.model import X_LABELS, Y_LABELS
 from scorer.sections.base import ScoreContext, SectionResult
 from scorer.sections.evidence_records import bootstrap_note, titled
 from scorer.sections.methods import METRIC_TITLES
+from scorer.sections.registry import name_of
 
-NAME = "oracle_evidence"
+NAME = name_of(__name__)
 ROLES = ("visual", "text", "latest_only", "stale_only")
 DEFAULT_METHODS: Mapping[str, tuple[str, ...]] = {
     "visual": ("clue_only_context__multimodal", "Oracle(V)"),

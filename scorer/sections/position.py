@@ -5,9 +5,9 @@ from __future__ import annotations
 from scorer.metrics.answers import position_bias
 from scorer.sections.base import ScoreContext, SectionResult, Table
 from scorer.sections.methods import method_columns
+from scorer.sections.registry import name_of
 
-NAME = "position_bias"
-COST = 1  # relative run time at MemEye scale: heavier sections start first in parallel
+NAME = name_of(__name__)
 
 
 def build(ctx: ScoreContext) -> SectionResult:

@@ -39,10 +39,10 @@ from scorer.sections.evidence_records import (
     method_order,
     titled,
 )
+from scorer.sections.registry import name_of
 
-NAME = "recency"
+NAME = name_of(__name__)
 prepare = evidence_records.prepare  # shared evidence records, computed before sections fork
-NEEDS_RAW = True  # reads the retrieved/delivered lists of the raw rows
 TITLES = {"alpha": "Ranking", "latest_clue_recall": "Latest@K", "d_stale_dominance": "Δ Stale-Dom.",
           "ci_stale_dominance": "Δ Stale-Dom. 95% CI", "d_rank_inversion": "Δ Rank-Inv.",
           "ci_rank_inversion": "Δ Rank-Inv. 95% CI", "d_latest_clue_recall": "Δ Latest@K",

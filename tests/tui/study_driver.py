@@ -22,7 +22,7 @@ VERDICT = {"a": "accept", "r": "reject", "b": "borderline"}
 
 async def drive(bench: str, runs: str, db: str, study: str, annotator: str, n: int) -> None:
     from tui.app import make_app
-    from tui.screens.study_base import StudyScreen
+    from tui.bases.study import StudyScreen
 
     app = make_app(bench, [runs], db=db, annotator=annotator, study=study)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -6,9 +6,20 @@ from __future__ import annotations
 
 import pytest
 
-from apphelpers import ESC_SHOWN, LINK, MARKUP, TASK, inj, pictures_done, settle, write_injection_bench
-from screen_text import screen_lines, screen_text
+from apphelpers import (
+    ESC_SHOWN,
+    LINK,
+    MARKUP,
+    TASK,
+    inj,
+    pictures_done,
+    screen_lines,
+    screen_text,
+    settle,
+    write_injection_bench,
+)
 from tui.app import make_app
+from tui.messages import OpenRound
 
 WIDE = (260, 70)
 
@@ -78,10 +89,8 @@ async def test_missing_and_corrupt_images_show_a_placeholder_with_the_reason(ben
         await pilot.press("2", "enter")
         await settle(pilot)
         # D1:2 is not a clue: open it in the Session screen, where every round's media show
-        from tui.screens.jump import open_session
-
         item = app.screen.item
-        open_session(app, app.state.task(item), "D1:2", item)
+        app.screen.post_message(OpenRound(app.state.task(item).name, "D1:2", item))
         await settle(pilot)
         text = screen_text(app)
         assert "media file not found" in text and "missing.png" in text

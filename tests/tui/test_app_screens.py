@@ -7,10 +7,9 @@ from __future__ import annotations
 import pytest
 from textual.widgets import DataTable, Tab, Tabs
 
-from apphelpers import DEMO, SIZE, demo_app, demo_db, settle
+from apphelpers import DEMO, SIZE, demo_app, demo_db, screen_text, settle
 from scorer.counts import benchmark_counts
 from scorer.model import X_LABELS, Y_LABELS
-from screen_text import screen_text
 from tui.screens.compare import CompareScreen
 from tui.screens.help import HelpScreen
 from tui.screens.item import ItemScreen
@@ -22,7 +21,7 @@ from tui.state import Filter
 from tui.widgets.clues import ClueChain
 from tui.widgets.run_panel import RunPanel
 
-pytestmark = pytest.mark.skipif(not (DEMO / "dialog").is_dir(), reason="the demo is built by fixtures/build.py")
+pytestmark = pytest.mark.needs_demo
 Y3_ITEM = ("Collectibles_Shelf_Assistant:6", "mcq")  # Y3, two clues, SRAG runs with retrieval logs
 
 

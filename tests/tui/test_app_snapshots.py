@@ -11,12 +11,12 @@ from __future__ import annotations
 import pytest
 from textual.widgets import DataTable
 
-from apphelpers import DEMO, REPO, SIZE, settle
+from apphelpers import REPO, SIZE, settle
 from tui.app import make_app
 from tui.media import image as img
 from tui.widgets.run_panel import RunPanel
 
-pytestmark = pytest.mark.skipif(not (DEMO / "dialog").is_dir(), reason="the demo is built by fixtures/build.py")
+pytestmark = pytest.mark.needs_demo
 Y3_ITEM = ("Collectibles_Shelf_Assistant:6", "mcq")
 
 

@@ -16,11 +16,6 @@ from tui.evidence import latest_round, run_evidence, stale_clues
 from tui.state import RIGHT, Filter, load_state, matches, score_of
 
 
-@pytest.fixture(scope="module")
-def demo():
-    return load_state(DEMO, [DEMO / "runs"], annotator="t")
-
-
 def test_index_joins_every_row_once(demo):
     assert len(demo.rows) == sum(1 for _ in demo.bench.items())
     assert demo.join_problems == 0

@@ -29,10 +29,9 @@ from scorer.sections import evidence as evidence_section
 from scorer.sections.base import DEFAULT_K
 from scorer.sections.evidence_records import collect
 from tui.casecard import latex, markdown, tex
-from tui.state import load_state
 from tui.widgets.run_panel import PANELS, body_text
 
-pytestmark = pytest.mark.skipif(not (DEMO / "dialog").is_dir(), reason="the demo is built by fixtures/build.py")
+pytestmark = pytest.mark.needs_demo
 Y3_ITEM = ("Collectibles_Shelf_Assistant:6", "mcq")  # SRAG(V) gpt-5.4-mini: clue D2:1 at rank 11 of 15 logged
 
 
@@ -73,15 +72,10 @@ def truth() -> Truth:
     return Truth(k, chain, diagnosis, published, list(evidence.data), {key(r): r for r in records})
 
 
-@pytest.fixture(scope="module")
-def state():
-    return load_state(DEMO, [DEMO / "runs"], annotator="t")
-
-
-def pairs(state):
+def pairs(demo):
     """Every (item, run, prediction) the Item screen can show on the demo."""
-    for row in state.rows:
-        for ref, p in state.predictions(row.item):
+    for row in demo.rows:
+        for ref, p in demo.predictions(row.item):
             yield row.item, ref, p
 
 
@@ -282,10 +276,10 @@ def mismatches(panel: Panel, truth: Truth, key: tuple, task, item, p) -> list[st
     return out
 
 
-def test_every_demo_panel_shows_the_scorers_values(state, truth):
+def test_every_demo_panel_shows_the_scorers_values(demo, truth):
     problems, checked, hit = [], 0, set()
-    for item, ref, p in pairs(state):
-        task = state.task(item)
+    for item, ref, p in pairs(demo):
+        task = demo.task(item)
         key = (ref.backbone, ref.method, ref.mode, item.item_id)
         assert key in truth.records  # the app and the scorer join the same rows
         assert truth.records[key].prediction.raw == p.raw
@@ -298,12 +292,12 @@ def test_every_demo_panel_shows_the_scorers_values(state, truth):
     assert not problems, f"{len(problems)} mismatches, e.g.\n" + "\n".join(problems[:20])
 
 
-def test_panel_marks_average_to_the_published_tables(state, truth):
+def test_panel_marks_average_to_the_published_tables(demo, truth):
     """The report's evidence rows (all items, per run group) are the means of the marks the panels show."""
     shown: dict[tuple, list[Panel]] = {}
-    for item, ref, p in pairs(state):
+    for item, ref, p in pairs(demo):
         if item.answerable:
-            shown.setdefault((ref.backbone, ref.method, ref.mode), []).append(panel_of(ref, state.task(item), item, p))
+            shown.setdefault((ref.backbone, ref.method, ref.mode), []).append(panel_of(ref, demo.task(item), item, p))
     rows = {(r["backbone"], r["method"], r["mode"], r["metric"]): r for r in truth.report_evidence
             if r["y"] == "all" and r["x"] == "all" and r["task"] == "all" and r.get("category", "all") == "all"}
     compared = 0
@@ -325,15 +319,15 @@ def test_panel_marks_average_to_the_published_tables(state, truth):
     assert compared > 20
 
 
-def test_the_reported_case_is_one_of_two(state, truth):
+def test_the_reported_case_is_one_of_two(demo, truth):
     """The issue's case: SRAG(V) on Collectibles_Shelf_Assistant:6 logs 15 rounds, clue D2:1 at 11."""
-    item = state.bench.item(*Y3_ITEM)
-    ref, p = next((ref, p) for ref, p in state.predictions(item)
+    item = demo.bench.item(*Y3_ITEM)
+    ref, p = next((ref, p) for ref, p in demo.predictions(item)
                   if ref.display == "SRAG(V)" and ref.backbone == "gpt-5.4-mini")
     assert [e.round_id for e in p.retrieved].index("D2:1") == 10 and len(p.retrieved) > truth.k
     _, _, _, s = truth.chain[(ref.backbone, ref.method, ref.mode, item.item_id)]
     assert (s.n_retrieved, s.n_facts, s.chain_retrieved) == (1, 2, False)
-    panel = panel_of(ref, state.task(item), item, p)
+    panel = panel_of(ref, demo.task(item), item, p)
     assert panel.retrieved == (False, 1, 2) and panel.k == truth.k
     assert [rid for _, rid, _, _ in panel.pool][0] == "D2:1"  # shown, below the top-K line
 
@@ -353,14 +347,14 @@ def card_cell(text: str):
     return (m.group(1) == "yes", int(m.group(2)), int(m.group(3))) if m.group(2) else (m.group(1) == "yes",)
 
 
-def test_case_cards_show_the_scorers_values(state, truth):
+def test_case_cards_show_the_scorers_values(demo, truth):
     problems = []
-    for row in state.rows:
+    for row in demo.rows:
         item = row.item
-        runs = state.predictions(item)
+        runs = demo.predictions(item)
         if not runs:
             continue
-        md = markdown(state, item, runs, {})
+        md = markdown(demo, item, runs, {})
         if not item.answerable:  # left out of the report's evidence tables: the card says so
             if "abstention control" not in md.lower():
                 problems.append(f"{item.item_id}: the card does not say it is an abstention control")
@@ -370,8 +364,8 @@ def test_case_cards_show_the_scorers_values(state, truth):
         head = next(line for line in md.splitlines() if line.startswith("| run |"))
         if f"top-{truth.k}" not in head:
             problems.append(f"{item.item_id}: the card's table does not say K ({head})")
-        figure = latex(state, item, runs, {}).splitlines()
-        rounds = [r.round_id for r in state.task(item).clue_chain(item)]
+        figure = latex(demo, item, runs, {}).splitlines()
+        rounds = [r.round_id for r in demo.task(item).clue_chain(item)]
         assert rounds  # every answerable demo item has clue rounds: its figure has the per-clue table
         start = next(i for i, line in enumerate(figure) if line.startswith("run & "))
         figure_rows = figure[start + 1:start + 1 + len(runs)]  # one row per run, in the runs' order
@@ -417,7 +411,7 @@ SAMPLE = [(Y3_ITEM, 2), (("Collectibles_Shelf_Assistant:6", "open"), 1), (("Omni
           (("Omni_Family_Moments:13", "open"), 1)]
 
 
-async def test_the_rendered_item_screen_shows_the_scorers_values(state, truth):
+async def test_the_rendered_item_screen_shows_the_scorers_values(demo, truth):
     """Drive the Item screen: every run tab, both evidence views, for the sample; what is on the
     terminal is compared with the scorer's per-item values."""
     from tui.app import make_app

@@ -7,20 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from studyhelpers import DEMO, RUNS, SIZE, text_of
+from apphelpers import DEMO, RUNS, SIZE, text_of
 
 from scorer.store import Store
 from tui.app import make_app
-from tui.media import image as img
 from tui.screens.item import ItemScreen
 
-needs_demo = pytest.mark.skipif(not (DEMO / "dialog").is_dir(), reason="the demo is built by fixtures/build.py")
+pytestmark = pytest.mark.usefixtures("halfcell")
+
 KEY = ("Collectibles_Shelf_Assistant:2", "open")
-
-
-@pytest.fixture(autouse=True)
-def _halfcell():
-    img.prepare("halfcell")
 
 
 async def open_item(pilot) -> ItemScreen:
@@ -32,7 +27,7 @@ async def open_item(pilot) -> ItemScreen:
     raise AssertionError("the Item screen never showed the item")
 
 
-@needs_demo
+@pytest.mark.needs_demo
 async def test_relabel_verdict_note_flag_and_undo_from_the_item_screen(tmp_path: Path) -> None:
     db = tmp_path / "i.db"
     app = make_app(DEMO, [RUNS], db=db, annotator="adj")

@@ -14,19 +14,12 @@ from textual.app import App
 from textual.content import Content
 from textual.widgets import DataTable, Static
 
-from apphelpers import DEMO, MARKUP, SIZE, demo_app, png, settle
+from apphelpers import MARKUP, SIZE, demo_app, png, screen_lines, settle
 from scorer.model import Media
-from screen_text import screen_lines
-from tui.media import image as img
 from tui.widgets.prepared import Prepared, PreparedCache, show_text
 from tui.widgets.thumbs import ImageThumb, MediaThumb, ThumbRow
 
-pytestmark = pytest.mark.skipif(not (DEMO / "dialog").is_dir(), reason="the demo is built by fixtures/build.py")
-
-
-@pytest.fixture(autouse=True)
-def _halfcell():
-    img.prepare("halfcell")
+pytestmark = [pytest.mark.needs_demo, pytest.mark.usefixtures("halfcell")]
 
 
 def sample_text() -> Text:

@@ -5,15 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from apphelpers import DEMO
 from tui.evidence import run_evidence
-from tui.state import load_state
 from tui.widgets.run_panel import PanelCache, answer_text
-
-
-@pytest.fixture(scope="module")
-def demo():
-    return load_state(DEMO, [DEMO / "runs"], annotator="t")
 
 
 def _mcq_pair(demo):

@@ -13,14 +13,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 from textual.widgets import Sparkline
-from textual.worker import WorkerCancelled
 
-from apphelpers import pictures_done
-
+from apphelpers import DEMO, SIZE, pictures_done, screen_text, settle
 from scorer.model import Media
-from screen_text import screen_text
 from tui.app import make_app
-from tui.media import image as img
 from tui.media.audio import NO_DEVICE, NO_PORTAUDIO, NullPlayer, SoundDevicePlayer
 from tui.screens.session import SessionScreen
 from tui.widgets.media_audio import MediaAudio
@@ -28,30 +24,9 @@ from tui.widgets.media_image import MediaImage
 from tui.widgets.media_video import MediaVideo
 from tui.widgets.picture import PictureView
 
-REPO = Path(__file__).resolve().parents[2]
-DEMO = REPO / "fixtures" / "demo"
+pytestmark = pytest.mark.usefixtures("halfcell")
+
 OMNI = "Omni_Family_Moments"
-SIZE = (120, 40)
-
-needs_demo = pytest.mark.skipif(not (DEMO / "dialog").is_dir(), reason="the demo is built by fixtures/build.py")
-
-
-@pytest.fixture(autouse=True)
-def _halfcell():
-    img.prepare("halfcell")
-
-
-async def settle(pilot) -> None:
-    """Wait for the chain of workers (round → media open → frame render) instead of sleeping."""
-    app = pilot.app
-    for _ in range(20):
-        try:
-            await app.workers.wait_for_complete()
-        except WorkerCancelled:  # a superseded picture job (a held ← / →): its successor is waited for
-            pass
-        await pilot.pause()
-        if all(w.is_finished for w in app.workers):  # pending ones count: a handler may just have queued one
-            return
 
 
 async def open_session(pilot, task: str, round_id: str | None, item=None) -> SessionScreen:
@@ -72,18 +47,17 @@ def head(screen: SessionScreen) -> str:
     return str(screen.query_one("#session-head").render())
 
 
-def demo_app(player=None):
-    app = make_app(DEMO, runs=(), db=None, annotator="tester")
-    app.player = player or NullPlayer()
-    return app
+def session_app(player=None):
+    """The demo without runs, its audio played by `player` (a silent NullPlayer by default)."""
+    return make_app(DEMO, runs=(), db=None, annotator="tester", player=player or NullPlayer())
 
 
 # ---------------------------------------------------------------- the demo
 
 
-@needs_demo
+@pytest.mark.needs_demo
 async def test_rounds_step_in_order_across_sessions():
-    app = demo_app()
+    app = session_app()
     async with app.run_test(size=SIZE) as pilot:
         s = await open_session(pilot, OMNI, "D1:1")
         assert "round D1:1 (1/4 in session, 1/16 in task)" in head(s)
@@ -105,9 +79,9 @@ async def test_rounds_step_in_order_across_sessions():
         assert not isinstance(app.screen, SessionScreen)
 
 
-@needs_demo
+@pytest.mark.needs_demo
 async def test_video_frames_step_with_the_counter():
-    app = demo_app()
+    app = session_app()
     async with app.run_test(size=SIZE) as pilot:
         s = await open_session(pilot, OMNI, "D1:3")
         video = s.query_one(MediaVideo)
@@ -131,10 +105,10 @@ async def test_video_frames_step_with_the_counter():
         assert view._shown[0] == video.source.key(15)
 
 
-@needs_demo
+@pytest.mark.needs_demo
 async def test_audio_plays_and_stops_with_one_key():
     player = NullPlayer()
-    app = demo_app(player)
+    app = session_app(player)
     async with app.run_test(size=SIZE) as pilot:
         s = await open_session(pilot, OMNI, "D1:4")
         audio = s.query_one(MediaAudio)
@@ -159,12 +133,12 @@ def _has_output_device() -> bool:
         return False
 
 
-@needs_demo
+@pytest.mark.needs_demo
 async def test_no_audio_device_is_one_line_and_the_app_keeps_working():
     """The real sounddevice player (CI: libportaudio2 installed, no device)."""
     if _has_output_device():
         pytest.skip("this machine has an audio output device")
-    app = demo_app(SoundDevicePlayer())
+    app = session_app(SoundDevicePlayer())
     async with app.run_test(size=SIZE) as pilot:
         s = await open_session(pilot, OMNI, "D1:4")
         await press(pilot, "space")
@@ -179,9 +153,9 @@ async def test_no_audio_device_is_one_line_and_the_app_keeps_working():
         assert "round D2:1" in head(s)
 
 
-@needs_demo
+@pytest.mark.needs_demo
 async def test_opened_at_a_clue_marks_the_chain_and_g_returns():
-    app = demo_app()
+    app = session_app()
     async with app.run_test(size=SIZE) as pilot:
         item = app.state.bench.item(f"{OMNI}:7", "mcq")  # Y3: clues D2:1, D3:1, latest D5:2
         s = await open_session(pilot, OMNI, "D3:1", item=item)
@@ -195,30 +169,30 @@ async def test_opened_at_a_clue_marks_the_chain_and_g_returns():
         assert "round D3:1" in head(s)
 
 
-@needs_demo
+@pytest.mark.needs_demo
 async def test_unknown_round_opens_the_first_with_a_warning():
-    app = demo_app()
+    app = session_app()
     async with app.run_test(size=SIZE) as pilot:
         s = await open_session(pilot, OMNI, "D99:1")
         assert "round D1:1" in head(s)
         assert any("D99:1" in str(n.message) for n in app._notifications)
 
 
-@needs_demo
+@pytest.mark.needs_demo
 def test_session_snapshot_image_round(snap_compare):
     async def run_before(pilot):
         await open_session(pilot, OMNI, "D1:1")
 
-    assert snap_compare(demo_app(), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(session_app(), terminal_size=SIZE, run_before=run_before)
 
 
-@needs_demo
+@pytest.mark.needs_demo
 def test_session_snapshot_video_round(snap_compare):
     async def run_before(pilot):
         await open_session(pilot, OMNI, "D1:3")
         await press(pilot, "right", "right")
 
-    assert snap_compare(demo_app(), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(session_app(), terminal_size=SIZE, run_before=run_before)
 
 
 # ---------------------------------------------------------------- broken benchmarks
@@ -272,8 +246,7 @@ async def test_broken_media_are_placeholders_with_their_reasons(tmp_path):
         "image/bad.png": b"\x89PNG\r\n\x1a\n" + b"\x00garbage" * 40,
         "audio/bad.wav": b"RIFF\x24\x00\x00\x00WAVEfmt \x10\x00\x00\x00" + b"\xff" * 8})
     player = NullPlayer()
-    app = make_app(root, runs=(), db=None, annotator="tester")
-    app.player = player
+    app = make_app(root, runs=(), db=None, annotator="tester", player=player)
     (root / "image" / "later.png").unlink()  # vanishes after loading: the widget's own reason
     async with app.run_test(size=SIZE) as pilot:
         s = await open_session(pilot, TASK, "D1:1")
@@ -324,8 +297,7 @@ async def test_markup_and_escapes_in_the_data_are_shown_literally(tmp_path):
                             "image_caption": ["C [b]cap[/b]", "R [u]remote[/u]"],
                             "input_audio": ["audio/a.wav"], "audio_transcript": ["T [blink]t[/blink]"]}],
                 {"image/[b]p[i].png": Image.new("RGB", (20, 20), "blue"), "audio/a.wav": wav_bytes()})
-    app = make_app(root, runs=(), db=None, annotator="tester")
-    app.player = NullPlayer()
+    app = make_app(root, runs=(), db=None, annotator="tester", player=NullPlayer())
     async with app.run_test(size=SIZE) as pilot:
         s = await open_session(pilot, TASK, "D1:1")
         text = screen_text(app)
@@ -343,10 +315,10 @@ async def test_markup_and_escapes_in_the_data_are_shown_literally(tmp_path):
         assert s.query_one(MediaAudio).clip is not None
 
 
-@needs_demo
+@pytest.mark.needs_demo
 async def test_keys_faster_than_rounds_mount_end_on_the_last_round():
     """Held keys coalesce: the screen ends on the position the keys reached, its media mounted once."""
-    app = demo_app()
+    app = session_app()
     async with app.run_test(size=SIZE) as pilot:
         s = await open_session(pilot, OMNI, "D1:1")
         for _ in range(12):  # no waiting between them

@@ -11,16 +11,17 @@ import json
 from pathlib import Path
 
 import pytest
-from apphelpers import demo_db
-from screen_text import screen_lines, screen_text
-from studyhelpers import (
+from apphelpers import (
     DEMO,
     LEAK,
     RUNS,
     SIZE,
+    demo_db,
     kappa,
     new_study,
     saved_line,
+    screen_lines,
+    screen_text,
     study_app,
     text_of,
     wait_ready,
@@ -31,16 +32,11 @@ from scorer.load.runs import load_runs
 from scorer.scoring import score
 from scorer.sections.base import ScoreOptions
 from scorer.store import Store
-from tui.media import image as img
 
-needs_demo = pytest.mark.skipif(not (DEMO / "dialog").is_dir(), reason="the demo is built by fixtures/build.py")
+pytestmark = pytest.mark.usefixtures("halfcell")
+
 VERDICT = {"a": "accept", "r": "reject", "b": "borderline"}
 STUDY = "judge-test"
-
-
-@pytest.fixture(autouse=True)
-def _halfcell():
-    img.prepare("halfcell")
 
 
 def script(i: int) -> str:
@@ -58,7 +54,7 @@ def judge_scores() -> dict[tuple[str, str], float | None]:
     return out
 
 
-@needs_demo
+@pytest.mark.needs_demo
 async def test_agreement_study_completed_in_the_app_scores_to_the_hand_count(tmp_path: Path, capsys) -> None:
     db = demo_db(tmp_path)  # the demo's own annotations are there too: the study must score alone
     new_study(db, "agreement", STUDY, "3", "--methods", "FC(V),SRAG(V)", "--backbone", "gpt-5.4-mini", runs=True)
@@ -159,7 +155,7 @@ async def test_agreement_study_completed_in_the_app_scores_to_the_hand_count(tmp
     assert sorted(r["kind"] for r in open_rows if r["kind"] != "verdict") == ["flag", "note"]
 
 
-@needs_demo
+@pytest.mark.needs_demo
 async def test_the_judge_score_shows_only_after_commit_when_asked(tmp_path: Path) -> None:
     db = tmp_path / "j.db"
     new_study(db, "agreement", "peek", "1", "--backbone", "gpt-5.4-mini", "--show-judge-after", runs=True)

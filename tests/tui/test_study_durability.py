@@ -12,12 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from studyhelpers import DEMO, RUNS, new_study
+from apphelpers import DEMO, REPO, RUNS, new_study
 
 from scorer.store import Store
 
-needs_demo = pytest.mark.skipif(not (DEMO / "dialog").is_dir(), reason="the demo is built by fixtures/build.py")
-REPO = Path(__file__).resolve().parents[2]
 DRIVER = Path(__file__).with_name("study_driver.py")
 STUDY = "judge-big"
 KILL_AT = 100  # of a scripted 200
@@ -29,7 +27,7 @@ def driver(db: Path, n: int) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
 
 
-@needs_demo
+@pytest.mark.needs_demo
 def test_every_verdict_shown_as_saved_survives_sigkill_and_resume_continues(tmp_path: Path) -> None:
     db = tmp_path / "kill.db"
     new_study(db, "agreement", STUDY, "20", "--backbone", "gpt-5.4-mini",

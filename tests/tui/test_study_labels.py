@@ -8,14 +8,14 @@ import re
 from pathlib import Path
 
 import pytest
-from screen_text import screen_lines
-from studyhelpers import (
+from apphelpers import (
     DEMO,
     RUNS,
     SIZE,
     kappa,
     new_study,
     saved_line,
+    screen_lines,
     study_app,
     text_of,
     wait_ready,
@@ -26,18 +26,13 @@ from scorer.model import X_LABELS, Y_LABELS
 from scorer.scoring import score
 from scorer.sections.base import ScoreOptions
 from scorer.store import Store
-from tui.media import image as img
-from tui.screens.study_labels import X_KEYS, Y_KEYS
+from tui.widgets.labels import X_KEYS, Y_KEYS
 
-needs_demo = pytest.mark.skipif(not (DEMO / "dialog").is_dir(), reason="the demo is built by fixtures/build.py")
+pytestmark = pytest.mark.usefixtures("halfcell")
+
 STUDY = "labels-test"
 KEY = {v: k for k, v in {**X_KEYS, **Y_KEYS}.items()}  # "X3" → "3"
 GOLD_SHOWN = re.compile(r"gold [XY—]")
-
-
-@pytest.fixture(autouse=True)
-def _halfcell():
-    img.prepare("halfcell")
 
 
 def code(labels) -> str:
@@ -55,7 +50,7 @@ def scripted(ann: str, j: int, x: frozenset, y: frozenset) -> tuple[list[str], l
     return xs, ys
 
 
-@needs_demo
+@pytest.mark.needs_demo
 async def test_label_study_by_two_annotators_scores_to_the_hand_count(tmp_path: Path) -> None:
     db = tmp_path / "l.db"
     new_study(db, "labels", STUDY, "1")

@@ -8,34 +8,18 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from screen_text import screen_text
-from studyhelpers import (
-    DEMO,
-    RUNS,
-    SIZE,
-    new_study,
-    saved_line,
-    study_app,
-    text_of,
-    wait_ready,
-)
+from apphelpers import DEMO, RUNS, SIZE, new_study, saved_line, screen_text, study_app, text_of, wait_ready
 from textual.widgets import Static
 
 from scorer.load.memeye import load_benchmark
 from scorer.scoring import score
 from scorer.sections.base import ScoreOptions
-from scorer.store import Store
-from scorer.studies import oracle_rotation
-from tui.media import image as img
+from scorer.store import Store, oracle_rotation
 
-needs_demo = pytest.mark.skipif(not (DEMO / "dialog").is_dir(), reason="the demo is built by fixtures/build.py")
+pytestmark = pytest.mark.usefixtures("halfcell")
+
 STUDY = "oracle-test"
 ANNOTATORS = ("ann1", "ann2", "ann3")
-
-
-@pytest.fixture(autouse=True)
-def _halfcell():
-    img.prepare("halfcell")
 
 
 def shown_texts(screen) -> str:
@@ -67,7 +51,7 @@ def hand_count(answers: dict, ys: dict) -> dict[str, tuple[float, float, int, in
     return out
 
 
-@needs_demo
+@pytest.mark.needs_demo
 async def test_oracle_study_by_three_annotators_scores_to_the_hand_count(tmp_path: Path) -> None:
     db = tmp_path / "o.db"
     new_study(db, "oracle", STUDY, "1")

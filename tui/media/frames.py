@@ -24,7 +24,6 @@ from scorer.model import Media
 from tui.media.source import MediaError, check_inside, file_key, local_path
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".tif", ".tiff"}
-ANIMATED_SUFFIXES = {".gif", ".webp", ".png", ".apng"}
 VIDEO_SUFFIXES = {".mp4", ".webm", ".mkv", ".mov", ".avi", ".m4v", ".ogv"}
 SEQUENTIAL_LIMIT = 48  # decode forward instead of seeking when the target is this close ahead
 

@@ -1,6 +1,7 @@
 """Two runs side by side on one item — e.g. FC(V) vs FC(T): each side's answer and score, its chain
 completeness, and the clue chain as that run saw it (a text-only method sees the caption in place
-of each image, so that is what its side shows)."""
+of each image, so that is what its side shows). Opened from the Item screen (`s`), which picks the
+starting pair (tui.state.default_pair)."""
 
 from __future__ import annotations
 
@@ -12,43 +13,21 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Static
 
 from scorer.model import Item
-from scorer.names import CAPTION_PROOF_PAIRS
+from tui.bases.screen import BaseScreen
 from tui.evidence import run_evidence
-from tui.screens.base import BaseScreen
-from tui.state import AppState
 from tui.text import safe
 from tui.widgets.clues import ClueChain
 from tui.widgets.evidence_tables import chain_summary, chain_table
 from tui.widgets.run_panel import answer_text
 
 
-def default_pair(state: AppState, item: Item, backbone: str | None, active: str | None) -> tuple[int, int] | None:
-    """(left, right) run indices: the first caption-proof pair (visual left, text right) of the
-    backbone shown; otherwise the active run and the next one."""
-    preds = [ref for ref, _ in state.predictions(item)]
-    if len(preds) < 2:
-        return None
-    mine = [r for r in preds if r.backbone == backbone] or preds
-    by_display = {r.display: r for r in mine}
-    if active:
-        for text, visual in CAPTION_PROOF_PAIRS:
-            if active in (text, visual) and text in by_display and visual in by_display:
-                return by_display[visual].index, by_display[text].index
-    for text, visual in CAPTION_PROOF_PAIRS:
-        if text in by_display and visual in by_display:
-            return by_display[visual].index, by_display[text].index
-    first = next((r for r in mine if r.display == active), mine[0])
-    second = next((r for r in preds if r.index != first.index), None)
-    return (first.index, second.index) if second else None
-
-
 class CompareScreen(BaseScreen):
     WHERE = "Side by side"
     BINDINGS = [
-        Binding("escape", "back", "Back"),
-        Binding("l", "cycle(0)", "Left run", tooltip="show the next run on the left"),
-        Binding("r", "cycle(1)", "Right run", tooltip="show the next run on the right"),
-        Binding("w", "swap", "Swap"),
+        Binding("escape", "back", "Back", id="back"),
+        Binding("l", "cycle(0)", "Left run", tooltip="show the next run on the left", id="compare.left"),
+        Binding("r", "cycle(1)", "Right run", tooltip="show the next run on the right", id="compare.right"),
+        Binding("w", "swap", "Swap", id="compare.swap"),
     ]
 
     def __init__(self, key: tuple[str, str], left: int, right: int) -> None:

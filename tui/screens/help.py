@@ -1,4 +1,5 @@
-"""`?`: the keys of the screen you came from, what the marks mean, and how images are drawn."""
+"""`?`: the keys of the screen you came from (the command palette's list: tui/widgets/keys.py), what the
+marks mean, and how images are drawn."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
-from tui.commands import screen_commands
+from tui.media.image import status as image_status
+from tui.widgets.keys import screen_commands
 
 LEGEND = (
     ("✓", "a gold clue round (part of the item's gold chain)"),
@@ -42,7 +44,7 @@ def legend_table() -> Table:
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close help")]
+    BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close help", id="help.close")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll { width: 96; height: 90%; border: round $accent; background: $surface;
@@ -66,11 +68,4 @@ class HelpScreen(ModalScreen[None]):
                 "ctrl+p opens the command palette (every key above, searchable). Text from the data is "
                 "shown literally: markup and terminal escapes appear as typed. Media outside the "
                 "benchmark root are refused."))
-            yield Static(Text(self._images()), id="help-images")
-
-    def _images(self) -> str:
-        try:
-            from tui.media.image import status
-        except ImportError:
-            return "images: renderer not available"
-        return status()
+            yield Static(Text(image_status()), id="help-images")

@@ -2,13 +2,14 @@
 time order with thumbnails, latest/stale marks for Y3) beside one tab per run (its answer, score,
 judge reasoning, retrieved and delivered evidence, chain completeness). n/p step through the
 Items list it was opened from; s puts two runs side by side; x exports a case card; g jumps to the
-highlighted clue's round in the Session screen.
+highlighted clue's round in the Session screen (by a message to the app: tui/messages.py).
 
 Speed (issue 4: next item < 50 ms, opening < 150 ms; bench/app.py): the tabs are a Tabs bar over ONE
 run panel, refilled for the selected run (no pane per run to build); an item change refills the
 widgets in place (Static.update, the clue cards and thumbnails reused) in one batch and one layout.
 
-The annotation side (labels, verdicts, notes, flags) belongs in #annotation-slot (another issue).
+The annotation side (labels, verdicts, notes, flags: l v N f u) is the panel in #annotation-slot,
+with its keys and dialogs in the base class (tui/bases/annotating.py).
 """
 
 from __future__ import annotations
@@ -23,10 +24,14 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static, Tab, Tabs
 
 from scorer.model import Item
-from tui.screens.item_annotate import AnnotatingScreen
-from tui.text import label, safe
+from tui.bases.annotating import AnnotatingScreen
+from tui.casecard import export_case
+from tui.messages import OpenCompare, OpenRound
+from tui.state import default_pair
+from tui.text import safe
 from tui.widgets.boxes import BlankColumn, BlankRow, BlankScroll
 from tui.widgets.clues import ClueChain
+from tui.widgets.literal import label
 from tui.widgets.prepared import PreparedCache, show_text
 from tui.widgets.run_panel import VIEWS, RunPanel
 from tui.widgets.thumbs import ThumbRow
@@ -69,35 +74,26 @@ def options_table(item: Item, rotation: int) -> Text:
     return out
 
 
-def annotation_summary(state, item: Item) -> Text:
-    """Read-only: what the store holds on this item (the annotation panel will replace this)."""
-    if state.store is None:
-        return Text("annotations: no database open", style="dim")
-    kinds: dict[str, int] = {}
-    for ev in state.store.events(live_only=True):
-        if ev.item_id == item.item_id:
-            kinds[ev.kind] = kinds.get(ev.kind, 0) + 1
-    if not kinds:
-        return Text("annotations: none on this item yet", style="dim")
-    return Text("annotations: " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())), style="dim")
-
-
-class ItemScreen(AnnotatingScreen):  # the annotation keys and panel: tui/screens/item_annotate.py
+class ItemScreen(AnnotatingScreen):  # the annotation keys and panel: tui/bases/annotating.py
     WHERE = "Item"
     BINDINGS = [
-        Binding("escape", "back", "Back", tooltip="back to the Items table"),
-        Binding("n", "step(1)", "Next", tooltip="next item in the Items list"),
-        Binding("p", "step(-1)", "Prev", tooltip="previous item in the Items list"),
-        Binding("right_square_bracket", "run(1)", "Next run", key_display="]"),
-        Binding("left_square_bracket", "run(-1)", "Prev run", key_display="["),
-        Binding("b", "backbone", "Backbone", tooltip="show the runs of the next backbone"),
-        Binding("e", "evidence", "Retr/Deliv", tooltip="switch the evidence list: retrieved ↔ delivered"),
-        Binding("o", "rotation", "Rotation", tooltip="cycle the MCQ rotation shown"),
-        Binding("c", "clue(1)", "Clue", tooltip="highlight the next clue"),
-        Binding("C", "clue(-1)", "Prev clue", show=False),
-        Binding("g", "goto_round", "Go to round", tooltip="open the highlighted clue's round in Session"),
-        Binding("s", "compare", "Side by side", tooltip="two runs side by side (e.g. FC(V) vs FC(T))"),
-        Binding("x", "export", "Export card", tooltip="write a case card (Markdown + LaTeX) under exports/"),
+        Binding("escape", "back", "Back", tooltip="back to the Items table", id="back"),
+        Binding("n", "step(1)", "Next", tooltip="next item in the Items list", id="item.next"),
+        Binding("p", "step(-1)", "Prev", tooltip="previous item in the Items list", id="item.prev"),
+        Binding("right_square_bracket", "run(1)", "Next run", key_display="]", id="item.next-run"),
+        Binding("left_square_bracket", "run(-1)", "Prev run", key_display="[", id="item.prev-run"),
+        Binding("b", "backbone", "Backbone", tooltip="show the runs of the next backbone", id="item.backbone"),
+        Binding("e", "evidence", "Retr/Deliv", tooltip="switch the evidence list: retrieved ↔ delivered",
+                id="item.evidence"),
+        Binding("o", "rotation", "Rotation", tooltip="cycle the MCQ rotation shown", id="item.rotation"),
+        Binding("c", "clue(1)", "Clue", tooltip="highlight the next clue", id="item.next-clue"),
+        Binding("C", "clue(-1)", "Prev clue", show=False, id="item.prev-clue"),
+        Binding("g", "goto_round", "Go to round", tooltip="open the highlighted clue's round in Session",
+                id="item.goto-round"),
+        Binding("s", "compare", "Side by side", tooltip="two runs side by side (e.g. FC(V) vs FC(T))",
+                id="item.compare"),
+        Binding("x", "export", "Export card", tooltip="write a case card (Markdown + LaTeX) under exports/",
+                id="item.export"),
     ]
 
     def __init__(self, keys: list[tuple[str, str]], key: tuple[str, str]) -> None:
@@ -371,23 +367,16 @@ class ItemScreen(AnnotatingScreen):  # the annotation keys and panel: tui/screen
         if r is None:
             self.notify("This item has no clue round to go to.", timeout=2)
             return
-        task = self.state.task(self.item)
-        from tui.screens.jump import open_session
-
-        open_session(self.app, task, r.round_id, self.item)
+        self.post_message(OpenRound(self.state.task(self.item).name, r.round_id, self.item))
 
     def action_compare(self) -> None:
-        from tui.screens.compare import CompareScreen, default_pair
-
         pair = default_pair(self.state, self.item, self.backbone, self._active_display())
         if pair is None:
             self.notify("Side by side needs two runs that answered this item.", severity="warning")
             return
-        self.app.push_screen(CompareScreen(self.key, *pair))
+        self.post_message(OpenCompare(self.key, *pair))
 
     def action_export(self) -> None:
-        from tui.casecard import export_case
-
         try:
             paths = export_case(self.state, self.item, self.backbone)
         except OSError as err:

@@ -7,8 +7,6 @@ fixed width so Textual never measures cells (DESIGN §9).
 
 from __future__ import annotations
 
-import gc
-
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -18,7 +16,8 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Input, Static
 
 from scorer.model import MODES, X_LABELS, Y_LABELS
-from tui.screens.base import BaseScreen
+from tui.bases.screen import BaseScreen
+from tui.messages import OpenItem, OpenSearch
 from tui.state import Filter, ItemRow
 from tui.text import cell, safe
 
@@ -47,18 +46,24 @@ def cycle(options: list, current):
 class ItemsScreen(BaseScreen):
     WHERE = "Items"
     BINDINGS = [
-        Binding("enter", "open", "Open", tooltip="open the highlighted item"),
-        Binding("slash", "search", "Search", key_display="/", tooltip="search id, question, answer, options"),
-        Binding("s", "meaning", "Meaning", tooltip="search rounds and items by meaning, jump to a hit"),
-        Binding("t", "cycle('task')", "Task", tooltip="filter by task (cycles)"),
-        Binding("x", "cycle('x')", "X", tooltip="filter by visual granularity X1–X4 (cycles)"),
-        Binding("y", "cycle('y')", "Y", tooltip="filter by reasoning depth Y1–Y3 (cycles)"),
-        Binding("m", "cycle('mode')", "Mode", tooltip="MCQ / open (cycles)"),
-        Binding("a", "cycle('answerable')", "Answerable", tooltip="answerable / abstention controls"),
-        Binding("w", "cycle('wrong_run')", "Wrong by", tooltip="items a given run got wrong (cycles runs)"),
-        Binding("j", "toggle_disagree", "J≠H", tooltip="a human verdict disagrees with the judge"),
-        Binding("n", "cycle('annotated')", "Annotated", tooltip="annotated or not (cycles)"),
-        Binding("c", "clear", "Clear", tooltip="clear every filter"),
+        Binding("enter", "open", "Open", tooltip="open the highlighted item", id="items.open"),
+        Binding("slash", "search", "Search", key_display="/", tooltip="search id, question, answer, options",
+                id="items.filter-text"),
+        Binding("s", "meaning", "Meaning", tooltip="search rounds and items by meaning, jump to a hit",
+                id="search.open"),
+        Binding("t", "cycle('task')", "Task", tooltip="filter by task (cycles)", id="items.filter-task"),
+        Binding("x", "cycle('x')", "X", tooltip="filter by visual granularity X1–X4 (cycles)", id="items.filter-x"),
+        Binding("y", "cycle('y')", "Y", tooltip="filter by reasoning depth Y1–Y3 (cycles)", id="items.filter-y"),
+        Binding("m", "cycle('mode')", "Mode", tooltip="MCQ / open (cycles)", id="items.filter-mode"),
+        Binding("a", "cycle('answerable')", "Answerable", tooltip="answerable / abstention controls",
+                id="items.filter-answerable"),
+        Binding("w", "cycle('wrong_run')", "Wrong by", tooltip="items a given run got wrong (cycles runs)",
+                id="items.filter-wrong"),
+        Binding("j", "toggle_disagree", "J≠H", tooltip="a human verdict disagrees with the judge",
+                id="items.filter-disagree"),
+        Binding("n", "cycle('annotated')", "Annotated", tooltip="annotated or not (cycles)",
+                id="items.filter-annotated"),
+        Binding("c", "clear", "Clear", tooltip="clear every filter", id="items.clear"),
     ]
 
     filter: reactive[Filter] = reactive(Filter, init=False)
@@ -184,9 +189,7 @@ class ItemsScreen(BaseScreen):
         self.query_one(DataTable).focus()
 
     def action_meaning(self) -> None:
-        from tui.screens.search import SearchScreen
-
-        self.app.push_screen(SearchScreen())
+        self.post_message(OpenSearch())
 
     def action_search(self) -> None:
         search = self.query_one("#search", Input)
@@ -229,14 +232,8 @@ class ItemsScreen(BaseScreen):
 
     def action_open(self) -> None:
         key = self.current_key()
-        if key is None:
-            return
-        from tui.screens.item import ItemScreen
-
-        if gc.isenabled():  # no collection while the new screen is built (see ItemScreen.show_item)
-            gc.disable()
-            self.app.call_after_refresh(gc.enable)
-        self.app.push_screen(ItemScreen(list(self.keys), key))
+        if key is not None:
+            self.post_message(OpenItem(list(self.keys), key))
 
 
 def _right_style(right: int, known: int) -> str:

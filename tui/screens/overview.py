@@ -13,7 +13,7 @@ from textual.widgets import Static
 
 from scorer.counts import benchmark_counts
 from scorer.model import MEDIA_KINDS, X_LABELS, Y_LABELS
-from tui.screens.base import BaseScreen
+from tui.bases.screen import BaseScreen
 from tui.state import AppState
 from tui.text import cell, safe
 

@@ -2,13 +2,14 @@
 caption-proof gain and the evidence diagnostics — as coloured tables.
 
 Everything is computed by scorer.scoring.score (the same code as `memscope score`; no second
-implementation) in a thread worker, so the app stays responsive; `r` recomputes (e.g. after new
-annotations).
+implementation) on the benchmark and runs the app has loaded, in a thread worker, so the app stays
+responsive; `r` recomputes (e.g. after new annotations). Tables are drawn by the scorer's renderer
+(scorer.report.terminal.table) in the app's look.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from rich.measure import Measurement
 from rich.table import Table as RichTable
@@ -19,10 +20,13 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
-from tui.screens.base import BaseScreen
+from scorer.errors import UserError
+from scorer.report.terminal import Look
+from scorer.report.terminal import table as scorer_table
+from tui.bases.screen import BaseScreen
 from tui.text import safe
 
-FIRST = ("matrix",)  # shown as soon as it is ready (the lean reader: fast)
+FIRST = ("matrix",)  # shown as soon as it is ready (fast)
 THEN = ("caption_proof", "evidence")  # bootstrap CIs and raw-row diagnostics: slower
 MARKS = {"best": "bold underline", "second": "underline"}
 
@@ -40,43 +44,19 @@ def value_style(v: float) -> str:
     return f"rgb({r},{g},70)"
 
 
-def fmt_cell(v: Any, mark: str | None = None, n: Any = None, number_style: bool = True) -> Text:
-    if v is None or (isinstance(v, float) and v != v):
-        return Text("—", style="dim")
-    if isinstance(v, bool):
-        return Text("yes" if v else "no")
-    if isinstance(v, float):
-        style = value_style(v) if number_style else ""
-        if mark in MARKS:
-            style = f"{style} {MARKS[mark]}".strip()
-        out = Text(f"{v:.4f}" if abs(v) < 10 else f"{v:.1f}", style=style)
-        if n is not None:
-            out.append(f" n={n}", style="dim")
-        return out
-    return safe(v, one_line=True)
+# The scorer's one Table → Rich renderer, in the app's look.
+LOOK = Look(marks=MARKS, colour=value_style, missing="—", pad_edge=False, no_wrap=True)
 
 
 def rich_table(table: Any) -> RichTable:
     """One scorer.sections.base.Table as a coloured Rich table (best bold+underlined, second underlined)."""
-    t = RichTable(title=safe(table.title, one_line=True), title_justify="left", title_style="bold",
-                  caption=safe(table.note) if table.note else None, caption_justify="left", caption_style="dim",
-                  header_style="bold", show_lines=False, pad_edge=False)
-    columns: Sequence[str] = list(table.columns)
-    numeric = {c for c in columns if any(isinstance(r.get(c), float) for r in table.rows)}
-    for c in columns:
-        t.add_column(safe(c, one_line=True), justify="right" if c in numeric or c == "n" else "left",
-                     no_wrap=True)
-    for row in table.rows:
-        marks: Mapping[str, str] = row.get("_marks") or {}
-        ns: Mapping[str, Any] = row.get("_n") or {}
-        cells = [fmt_cell(row.get(c), marks.get(c), ns.get(c), number_style=c != "n") for c in columns]
-        t.add_row(*cells, end_section=bool(row.get("_rule")))
-    return t
+    return scorer_table(table, LOOK)
 
 
 class ScoresScreen(BaseScreen):
     WHERE = "Scores"
-    BINDINGS = [Binding("r", "recompute", "Recompute", tooltip="score again (e.g. after new annotations)")]
+    BINDINGS = [Binding("r", "recompute", "Recompute", tooltip="score again (e.g. after new annotations)",
+                        id="scores.recompute")]
 
     def body(self) -> ComposeResult:
         with VerticalScroll(id="scores"):
@@ -100,7 +80,8 @@ class ScoresScreen(BaseScreen):
 
     @work(thread=True, exclusive=True, group="scores")
     def compute(self) -> None:
-        from scorer.errors import UserError
+        # the scoring pipeline (~90 ms of imports: multiprocessing, the sections) on the first visit to
+        # this screen, not at every start of the app; no cycle to dodge (scorer never imports tui)
         from scorer.scoring import score
         from scorer.sections.base import ScoreOptions
 
@@ -110,8 +91,7 @@ class ScoresScreen(BaseScreen):
             opts = ScoreOptions(names=dict(st.names), resamples=st.score_resamples)
         for sections, final in ((FIRST, False), (THEN, True)):
             try:
-                report = score(st.bench_path, st.run_paths, db=st.db_path, options=opts, sections=sections,
-                               allow_outside_root=st.allow_outside_root)
+                report = score(st.bench, st.runs, db=st.db_path, options=opts, sections=sections)  # as loaded
             except UserError as err:
                 self.app.call_from_thread(self._status, safe(f"cannot score: {err}", "red"))
                 return

@@ -1,5 +1,7 @@
 """Search by meaning (`s` in Items and Session): rank rounds and items against a query and jump to a hit.
 
+A modal returning the chosen Hit (None on esc) to the app, which opens the hit's round or item.
+
 The index is scorer.search's: all-MiniLM-L6-v2 embeddings when the `embed` extra is installed, plain
 word search otherwise (the screen says which). Building it loads the model on a cold cache, so it is
 built once per app in a worker thread and every query is ranked off the UI thread too.
@@ -15,7 +17,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Static
 
-from scorer.search import Hit, Searcher, make_searcher
+from scorer.search import Hit, Searcher, TextSearch, documents, make_searcher
 from tui.text import safe
 
 LIMIT = 30
@@ -27,8 +29,9 @@ def snippet(text: str) -> Text:
     return safe(flat if len(flat) <= SNIPPET else flat[: SNIPPET - 1] + "…")
 
 
-class SearchScreen(ModalScreen[None]):
-    """Type a query, Enter ranks; ↑/↓ and Enter on a hit open the item or the round's session."""
+class SearchScreen(ModalScreen[Hit | None]):
+    """Type a query, Enter ranks; ↑/↓ and Enter on a hit returns it (the app opens the item or the
+    round's session)."""
 
     DEFAULT_CSS = """
     SearchScreen { align: center middle; }
@@ -37,8 +40,9 @@ class SearchScreen(ModalScreen[None]):
     SearchScreen DataTable { height: 1fr; }
     """
     BINDINGS = [
-        Binding("escape", "close", "Close", tooltip="back to where you were"),
-        Binding("ctrl+r", "rounds_only", "Rounds/items", tooltip="search rounds only, items only, or both"),
+        Binding("escape", "close", "Close", tooltip="back to where you were", id="search.close"),
+        Binding("ctrl+r", "rounds_only", "Rounds/items", tooltip="search rounds only, items only, or both",
+                id="search.kind"),
     ]
 
     def __init__(self, task: str | None = None) -> None:
@@ -67,7 +71,7 @@ class SearchScreen(ModalScreen[None]):
 
     @property
     def searcher(self) -> Searcher | None:
-        return getattr(self.app, "searcher", None)
+        return self.app.searcher
 
     def _status(self, text: str) -> None:
         self.query_one("#search-status", Static).update(Text(text))
@@ -87,8 +91,6 @@ class SearchScreen(ModalScreen[None]):
         try:
             searcher = make_searcher(state.bench, semantic=True)
         except Exception as err:  # a broken model or cache must not take the app down: fall back
-            from scorer.search import TextSearch, documents
-
             searcher = TextSearch(documents(state.bench))
             self.app.call_from_thread(self.notify, f"search by meaning unavailable: {err}", severity="warning")
         self.app.call_from_thread(self._index_ready, searcher)
@@ -139,20 +141,7 @@ class SearchScreen(ModalScreen[None]):
 
     @on(DataTable.RowSelected, "#search-hits")
     def _open(self, event: DataTable.RowSelected) -> None:
-        hit = self.hits[int(event.row_key.value)]
-        self.dismiss(None)
-        state = self.app.state
-        task = state.bench.task(hit.task)
-        if hit.kind == "round" and task is not None:
-            from tui.screens.jump import open_session
-
-            open_session(self.app, task, hit.ref)
-            return
-        keys = [r.key for r in state.rows if r.item.item_id == hit.ref]
-        if keys:
-            from tui.screens.item import ItemScreen
-
-            self.app.push_screen(ItemScreen(keys, keys[0]))
+        self.dismiss(self.hits[int(event.row_key.value)])
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -1,8 +1,8 @@
 """Session: step through a task's rounds in time order — user and assistant text, images inline,
 video frame by frame, audio with its waveform and play/stop.
 
-Open it with (task, round id) — e.g. from a clue in the Item screen — and `esc` goes back to where
-you came from. With the item passed, its clue rounds are marked (✓, ★ latest, ⟲ stale) in the list.
+Open it with (task, round id) — e.g. from a clue in the Item screen, which posts
+tui.messages.OpenRound for the app to push this screen — and `esc` goes back to where you came from. With the item passed, its clue rounds are marked (✓, ★ latest, ⟲ stale) in the list.
 Text from the data is shown literally (tui.text.safe); media are opened only through tui.media,
 which refuses paths outside the benchmark root.
 """
@@ -18,8 +18,9 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from scorer.model import Item, Media, Round, Task
+from tui.bases.screen import BaseScreen
 from tui.media.audio import Player
-from tui.screens.base import BaseScreen
+from tui.messages import OpenSearch
 from tui.text import safe
 from tui.widgets.media import caption_line, media_label, media_widget
 from tui.widgets.media_audio import MediaAudio
@@ -67,24 +68,31 @@ class SessionScreen(MediaKeys, BaseScreen):
     BINDINGS = [
         # pairs share one footer entry ("n/p Round"); each key is still its own binding, in the help
         # screen and the command palette
-        Binding("n", "round(1)", "Round", key_display="n/p", tooltip="the next round (across sessions)"),
-        Binding("p", "round(-1)", "Previous round", show=False, tooltip="the previous round"),
-        Binding("N", "session(1)", "Session", key_display="N/P", tooltip="the first round of the next session"),
+        Binding("n", "round(1)", "Round", key_display="n/p", tooltip="the next round (across sessions)",
+                id="session.next-round"),
+        Binding("p", "round(-1)", "Previous round", show=False, tooltip="the previous round",
+                id="session.prev-round"),
+        Binding("N", "session(1)", "Session", key_display="N/P", tooltip="the first round of the next session",
+                id="session.next-session"),
         Binding("P", "session(-1)", "Previous session", show=False,
-                tooltip="the first round of this session, or of the previous one"),
+                tooltip="the first round of this session, or of the previous one", id="session.prev-session"),
         Binding("right", "frame(1)", "Frame", key_display="←/→", priority=True,
-                tooltip="the video's next frame (← the previous)"),
+                tooltip="the video's next frame (← the previous)", id="media.next-frame"),
         Binding("left", "frame(-1)", "Previous frame", key_display="←", priority=True, show=False,
-                tooltip="the video's previous frame"),
-        Binding("space", "play", "Play/stop", priority=True, tooltip="play or stop the round's audio"),
-        Binding("m", "next_media", "Media", tooltip="which video/audio ←/→ and space act on"),
-        Binding("g", "origin", "Clue round", tooltip="back to the round this screen was opened at"),
-        Binding("s", "meaning", "Search", tooltip="search rounds and items by meaning, jump to a hit"),
-        Binding("escape,b", "back", "Back", key_display="esc", tooltip="back to where you came from"),
-        Binding("down", "scroll(1)", "Scroll down", show=False),
-        Binding("up", "scroll(-1)", "Scroll up", show=False),
-        Binding("pagedown", "scroll(10)", show=False),
-        Binding("pageup", "scroll(-10)", show=False),
+                tooltip="the video's previous frame", id="media.prev-frame"),
+        Binding("space", "play", "Play/stop", priority=True, tooltip="play or stop the round's audio",
+                id="media.play"),
+        Binding("m", "next_media", "Media", tooltip="which video/audio ←/→ and space act on", id="media.next"),
+        Binding("g", "origin", "Clue round", tooltip="back to the round this screen was opened at",
+                id="session.origin"),
+        Binding("s", "meaning", "Search", tooltip="search rounds and items by meaning, jump to a hit",
+                id="search.open"),
+        Binding("escape", "back", "Back", key_display="esc", tooltip="back to where you came from", id="back"),
+        Binding("b", "back", "Back", tooltip="back to where you came from", id="session.back-b"),
+        Binding("down", "scroll(1)", "Scroll down", show=False, id="scroll.down"),
+        Binding("up", "scroll(-1)", "Scroll up", show=False, id="scroll.up"),
+        Binding("pagedown", "scroll(10)", show=False, id="scroll.page-down"),
+        Binding("pageup", "scroll(-10)", show=False, id="scroll.page-up"),
     ]
 
     def __init__(self, task: str, round_id: str | None = None, item: Item | None = None,
@@ -132,7 +140,7 @@ class SessionScreen(MediaKeys, BaseScreen):
 
     @property
     def player(self) -> Player | None:
-        return self._player or getattr(self.app, "player", None)
+        return self._player or self.app.player
 
     # -- showing a round --------------------------------------------------------------------------
     def _request_show(self) -> None:
@@ -283,9 +291,7 @@ class SessionScreen(MediaKeys, BaseScreen):
         self._request_show()
 
     def action_meaning(self) -> None:
-        from tui.screens.search import SearchScreen
-
-        self.app.push_screen(SearchScreen(task=self.task_name))
+        self.post_message(OpenSearch(task=self.task_name))
 
     def action_scroll(self, lines: int) -> None:
         body = self.query_one("#session-body", _Body)

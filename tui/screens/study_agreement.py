@@ -10,7 +10,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
-from tui.screens.study_base import StudyScreen
+from scorer.metrics.constants import JUDGE_THRESHOLD
+from tui.bases.study import StudyScreen
 from tui.study_session import Saved
 from tui.text import fmt_score, safe
 
@@ -20,10 +21,13 @@ CRITERION = ("Accept when the prediction conveys the same information as the gol
 
 class AgreementStudyScreen(StudyScreen):
     KIND = "judge agreement (blind)"
-    BINDINGS = [
-        Binding("a", "verdict('accept')", "Accept", tooltip="the prediction says what the gold answer says"),
-        Binding("r", "verdict('reject')", "Reject", tooltip="it does not"),
-        Binding("b", "verdict('borderline')", "Borderline", tooltip="you cannot decide (left out of κ, counted)"),
+    CSS_PATH = "study.tcss"
+    BINDINGS = [  # the ids of the Item screen's verdict dialog: one key per verdict
+        Binding("a", "verdict('accept')", "Accept", tooltip="the prediction says what the gold answer says",
+                id="verdict.accept"),
+        Binding("r", "verdict('reject')", "Reject", tooltip="it does not", id="verdict.reject"),
+        Binding("b", "verdict('borderline')", "Borderline", tooltip="you cannot decide (left out of κ, counted)",
+                id="verdict.borderline"),
     ]
 
     def entry_widgets(self) -> ComposeResult:
@@ -72,7 +76,7 @@ class AgreementStudyScreen(StudyScreen):
         if self.session.study.params.get("show_judge_after"):
             pred = self.session.prediction(saved.entry)
             if pred is not None and pred.judge is not None:
-                verdict = "accept" if pred.judge >= 0.5 else "reject"
+                verdict = "accept" if pred.judge >= JUDGE_THRESHOLD else "reject"
                 out.append(f" · judge {fmt_score(pred.judge)} → {verdict}", style="dim")
         return out
 

@@ -1,5 +1,6 @@
 """Study (key 4): the studies in the annotation database with your progress in each; enter opens one
-in its screen (agreement, oracle or labels). `memscope tui … --study NAME` opens NAME directly."""
+in its screen (agreement, oracle or labels: the app picks it by the study's kind). `memscope tui …
+--study NAME` opens NAME directly."""
 
 from __future__ import annotations
 
@@ -10,40 +11,20 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from scorer.errors import UserError
-from tui.screens.base import BaseScreen
+from tui.bases.screen import BaseScreen
+from tui.bases.study import MODE_KEYS
+from tui.messages import OpenStudy
 from tui.study_session import StudySession
 from tui.text import safe
-
-# Started with --study, the app is for that study only: the other screens (which show methods, judge
-# scores and whole conversations) stay shut, so a blind or oracle protocol cannot be broken by a key.
-# These shadow the app's mode keys on the study screens; without --study they switch as usual.
-MODE_KEYS = [Binding(k, f"study_mode('{m}')", show=False)
-             for k, m in (("1", "overview"), ("2", "items"), ("3", "scores"))]
-
-
-def study_mode(screen, mode: str) -> None:
-    if getattr(screen.app, "study_only", False):
-        screen.notify("This session is for the study only (started with --study); q quits.", timeout=3)
-    else:
-        screen.app.switch_mode(mode)
-
-
-def study_screen(session: StudySession):
-    """The screen for a study of any kind."""
-    from tui.screens.study_agreement import AgreementStudyScreen
-    from tui.screens.study_labels import LabelStudyScreen
-    from tui.screens.study_oracle import OracleStudyScreen
-
-    cls = {"agreement": AgreementStudyScreen, "oracle": OracleStudyScreen, "labels": LabelStudyScreen}
-    return cls[session.study.kind](session)
 
 
 class StudyHomeScreen(BaseScreen):
     WHERE = "Studies"
     CSS_PATH = "study.tcss"
     BINDINGS = MODE_KEYS + [
-        Binding("enter", "open", "Open study", tooltip="work through the highlighted study"),
-        Binding("r", "reload", "Reload", tooltip="re-read the studies and progress from the database"),
+        Binding("enter", "open", "Open study", tooltip="work through the highlighted study", id="studies.open"),
+        Binding("r", "reload", "Reload", tooltip="re-read the studies and progress from the database",
+                id="studies.reload"),
     ]
 
     def body(self) -> ComposeResult:
@@ -54,14 +35,10 @@ class StudyHomeScreen(BaseScreen):
     def on_mount(self) -> None:
         self.names: list[str] = []
         self.action_reload()
-        start = getattr(self.app, "start_study", None)
+        start = self.app.start_study
         if start:
             self.app.start_study = None  # only the first time this screen shows
-            self.app.study_only = True
             self.open_study(start)
-
-    def action_study_mode(self, mode: str) -> None:
-        study_mode(self, mode)
 
     def on_screen_resume(self) -> None:
         self.action_reload()
@@ -112,4 +89,4 @@ class StudyHomeScreen(BaseScreen):
         except UserError as err:
             self.notify(str(err), severity="error", markup=False)
             return
-        self.app.push_screen(study_screen(session))
+        self.post_message(OpenStudy(session))

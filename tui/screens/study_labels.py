@@ -1,6 +1,6 @@
 """Label study: the annotator gives each item its X (visual evidence granularity) and Y
 (memory-reasoning depth) labels, with the taxonomy's definitions and boundary rules on screen
-(MemEye App. "Detailed Taxonomy Definitions" and its annotation prompt, in our words). The item's
+(tui/widgets/labels.py, the relabel dialog's too). The item's
 question, gold answer, explanation and clue rounds with their media are shown; its gold labels are
 not, until the annotator has committed. `1`–`4` toggle X1–X4, `5`–`7` toggle Y1–Y3 (an item may
 have several), enter saves, `0` clears.
@@ -15,82 +15,18 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
-from scorer.model import X_LABELS, Y_LABELS, Item
-from tui.screens.study_base import StudyScreen
-from tui.screens.study_oracle import clue_widgets
+from tui.bases.study import StudyScreen
 from tui.study_session import Saved
 from tui.text import safe
-
-X_DEFS = (
-    ("X1", "Scene",
-     ("the overall kind of place, activity or gist of the picture; a decent caption would usually carry it.")),
-    ("X2", "Region",
-     ("a part of the scene: a local area, a group of things, where things sit relative to each other.")),
-    ("X3", "Instance",
-     ("which particular object or person it is, told apart from similar-looking candidates, in one image "
-      "or across images.")),
-    ("X4", "Pixel",
-     ("fine detail: exact colour, small printed text or numbers, texture, a count, small markings.")),
-)
-Y_DEFS = (
-    ("Y1", "Atomic", "one piece of evidence, once found, is enough."),
-    ("Y2", "Relational",
-     ("several clues that agree must be put together, across rounds, sessions, media or references.")),
-    ("Y3", "Evolutionary",
-     ("the clues change over time (an update, replacement, conflict, disappearance) and the answer is the "
-      "state that holds now.")),
-)
-RULES = (
-    ("Highest bottleneck: X is the finest level of visual evidence the answer cannot do without; Y is the "
-     "deepest memory operation still needed once the evidence is at hand."),
-    "WHERE something is in a local area → X2. WHICH specific one among similar objects or people → X3.",
-    "Reading exact text, an exact colour, small marks or other fine attributes → X4.",
-    ("Y3 only when later evidence changes or overrides earlier evidence; clues that add up without "
-     "conflict → Y2; a single clue → Y1."),
-)
-X_KEYS = {str(i + 1): x for i, x in enumerate(X_LABELS)}  # 1–4
-Y_KEYS = {str(i + 5): y for i, y in enumerate(Y_LABELS)}  # 5–7
-
-
-def definitions(sel_x: set[str], sel_y: set[str]) -> Text:
-    out = Text()
-    for title, defs, keys, sel in (("X · visual evidence granularity", X_DEFS, X_KEYS, sel_x),
-                                   ("Y · memory-reasoning depth", Y_DEFS, Y_KEYS, sel_y)):
-        out.append(title + "\n", style="bold underline")
-        key_of = {v: k for k, v in keys.items()}
-        for code, name, text in defs:
-            on = code in sel
-            out.append(f"{'■' if on else '□'} {key_of[code]} {code} {name}", style="bold reverse" if on else "bold")
-            out.append(f" {text}\n")
-        out.append("\n")
-    out.append("Rules\n", style="bold underline")
-    for rule in RULES:
-        out.append(f"· {rule}\n", style="dim")
-    out.rstrip()
-    return out
-
-
-def labels_str(x, y) -> str:
-    return f"{'+'.join(sorted(x)) or '—'} · {'+'.join(sorted(y)) or '—'}"
-
-
-def gold_compare(item: Item, x, y) -> Text:
-    same_x, same_y = set(x) == set(item.x), set(y) == set(item.y)
-    out = Text.assemble("gold ", (labels_str(item.x, item.y), "bold"))
-    if same_x and same_y:
-        out.append(" — same", style="green")
-    else:
-        out.append(" — differs on " + " and ".join(a for a, same in (("X", same_x), ("Y", same_y)) if not same),
-                   style="yellow")
-    return out
-
+from tui.widgets.clue_rounds import clue_widgets
+from tui.widgets.labels import definitions, gold_compare, labels_str, toggle_bindings
 
 class LabelStudyScreen(StudyScreen):
     KIND = "X/Y labels (gold hidden)"
-    BINDINGS = [Binding(k, f"toggle('{v}')", v, show=False, tooltip=f"toggle {v}")
-                for k, v in {**X_KEYS, **Y_KEYS}.items()] + [
-        Binding("enter", "save", "Save labels", tooltip="save the selected X and Y labels"),
-        Binding("0", "clear", "Clear", tooltip="clear the selection"),
+    CSS_PATH = "study.tcss"
+    BINDINGS = toggle_bindings() + [  # 1–7, the relabel dialog's keys
+        Binding("enter", "save", "Save labels", tooltip="save the selected X and Y labels", id="labels.save"),
+        Binding("0", "clear", "Clear", tooltip="clear the selection", id="labels.clear"),
     ]
 
     def __init__(self, session) -> None:
@@ -127,7 +63,7 @@ class LabelStudyScreen(StudyScreen):
             body.append_text(safe(item.explanation))
         self.query_one("#lab-item", Static).update(body)
         chain = self.state.task(item).clue_chain(item)
-        player = getattr(self.app, "player", None)
+        player = self.app.player
         widgets: list[Widget] = []
         for n, r in enumerate(chain, 1):
             widgets += clue_widgets(r, n, len(chain), self.state, player)

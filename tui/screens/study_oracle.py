@@ -19,15 +19,15 @@ from textual.containers import Horizontal, Vertical
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
-from scorer.model import Item, Media, Round
-from tui.screens.study_base import StudyScreen
+from scorer.metrics.constants import OPTION_LETTERS as LETTERS
+from scorer.model import Item
+from tui.bases.study import StudyScreen
 from tui.study_session import Saved
 from tui.text import safe
-from tui.widgets.media import media_label, media_widget
+from tui.widgets.clue_rounds import clue_widgets, media_block
 from tui.widgets.media_audio import MediaAudio
 from tui.widgets.media_keys import MediaKeys
 
-LETTERS = "ABCDEFGH"
 Y3_INSTRUCTION = ("Y3 item: what the rounds describe changes over time. Answer from the latest valid "
                   "state — the one that still holds after every later update.")
 
@@ -36,29 +36,9 @@ def _letter_bindings() -> list[Binding]:
     out = []
     for L in LETTERS:
         keys = L if L == "F" else f"{L.lower()},{L}"  # lower-case f is the flag key
-        out.append(Binding(keys, f"answer('{L}')", L, show=False, tooltip=f"answer option {L}"))
+        out.append(Binding(keys, f"answer('{L}')", L, show=False, tooltip=f"answer option {L}",
+                           id=f"oracle.answer-{L.lower()}"))
     return out
-
-
-def clue_widgets(r: Round, n: int, of: int, state, player) -> list[Widget]:
-    head = Text(f"Clue round {n} of {of}", style="bold cyan")
-    if r.date:
-        head.append(" · ")
-        head.append_text(safe(r.date, one_line=True))
-    parts: list[Widget] = [Static(head, classes="oracle-clue-head")]
-    for who, text, style in (("User", r.user, "bold"), ("Assistant", r.assistant, "bold green")):
-        if text:
-            parts.append(Static(Text.assemble((f"{who}  ", style), safe(text)), classes="oracle-clue-turn"))
-    for i, m in enumerate(r.media):
-        parts.append(media_block(m, i, state, player))
-    return [Vertical(*parts, classes="oracle-clue")]
-
-
-def media_block(m: Media, i: int, state, player) -> Widget:
-    # Captions are left out on purpose: the oracle sees the original media, as in MemEye's protocol.
-    return Vertical(Static(media_label(m), classes="study-media-label"),
-                    media_widget(m, state.bench.root, state.allow_outside_root, player=player),
-                    classes=f"study-media study-media-{m.kind}")
 
 
 def options_text(item: Item, rotation: int) -> Text:
@@ -75,12 +55,15 @@ def options_text(item: Item, rotation: int) -> Text:
 
 class OracleStudyScreen(MediaKeys, StudyScreen):
     KIND = "human oracle (gold clue rounds only)"
+    CSS_PATH = "study.tcss"
     BINDINGS = _letter_bindings() + [
-        Binding("i", "type_answer", "Type answer", tooltip="open-form study: type your answer, enter saves"),
-        Binding("right", "frame(1)", "Frame", key_display="←/→", tooltip="a video's next frame (← previous)"),
-        Binding("left", "frame(-1)", "Previous frame", show=False),
-        Binding("space", "play", "Play/stop", tooltip="play or stop a clue's audio"),
-        Binding("m", "next_media", "Media", tooltip="which video/audio ←/→ and space act on"),
+        Binding("i", "type_answer", "Type answer", tooltip="open-form study: type your answer, enter saves",
+                id="oracle.type-answer"),
+        Binding("right", "frame(1)", "Frame", key_display="←/→", tooltip="a video's next frame (← previous)",
+                id="media.next-frame"),
+        Binding("left", "frame(-1)", "Previous frame", show=False, id="media.prev-frame"),
+        Binding("space", "play", "Play/stop", tooltip="play or stop a clue's audio", id="media.play"),
+        Binding("m", "next_media", "Media", tooltip="which video/audio ←/→ and space act on", id="media.next"),
     ]
 
     @property
@@ -121,7 +104,7 @@ class OracleStudyScreen(MediaKeys, StudyScreen):
         self.query_one("#or-instruction", Static).update(
             Text(Y3_INSTRUCTION, style="bold yellow") if "Y3" in item.y else
             Text("Answer from these clue rounds only (shown in time order).", style="dim"))
-        player = getattr(self.app, "player", None)
+        player = self.app.player
         widgets: list[Widget] = []
         for n, r in enumerate(chain, 1):
             widgets += clue_widgets(r, n, len(chain), self.state, player)
@@ -129,7 +112,7 @@ class OracleStudyScreen(MediaKeys, StudyScreen):
             widgets.append(Static(Text("this item has no gold clue rounds", style="dim")))
         await clues.mount_all(widgets)
         if item.question_images:
-            await qmedia.mount_all([media_block(m, i, self.state, player) for i, m in enumerate(item.question_images)])
+            await qmedia.mount_all([media_block(m, self.state, player) for m in item.question_images])
         qmedia.display = bool(item.question_images)
         self.query_one("#or-question", Static).update(Text.assemble(("Question\n", "bold cyan"),
                                                                     safe(item.question, "bold")))

@@ -21,10 +21,6 @@ class StatusLine(Static):
     def on_mount(self) -> None:
         self.watch(self.app, "save_state", self._refresh_line, init=True)
 
-    def set_where(self, where: str) -> None:
-        self.where = where
-        self._refresh_line()
-
     def _refresh_line(self, *_: object) -> None:
         st = self.app.state
         n_items = len(st.bench.item_ids())

@@ -1,7 +1,7 @@
 """What the three Study screens share: the queue header, progress bar, the line that says an act was
 saved (only after the store has committed it), undo of the last act, notes and flags, browsing the
-queue, and leaving. Each kind (study_agreement, study_oracle, study_labels) renders its entry and
-turns its keys into one payload for `commit`.
+queue, and leaving. Each kind (tui/screens/study_agreement.py, study_oracle.py, study_labels.py)
+renders its entry and turns its keys into one payload for `commit`.
 """
 
 from __future__ import annotations
@@ -15,12 +15,18 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Input, ProgressBar, Static
 
 from scorer.errors import UserError
-from tui.screens.base import BaseScreen
-from tui.screens.study_home import MODE_KEYS, study_mode
-from tui.screens.study_modals import FlagDialog, NoteDialog
+from tui.bases.screen import BaseScreen
+from tui.messages import AnnotationSaved
+from tui.modals.flag import FlagDialog, Flagged
+from tui.modals.note import NoteDialog
 from tui.study_session import Saved, StudySession
 from tui.text import safe
 
+# The app's mode keys, hidden from the study screens' key bar (the entry's own keys fill it). Started
+# with --study, the app is for that study only and refuses them (MemscopeApp.action_switch_mode), so a
+# blind or oracle protocol cannot be broken by a key; without --study they switch as usual.
+MODE_KEYS = [Binding(k, f"app.switch_mode('{m}')", show=False, id=f"app.{m}")
+             for k, m in (("1", "overview"), ("2", "items"), ("3", "scores"))]
 LATENCY_KEEP = 10_000
 
 
@@ -29,20 +35,26 @@ class StudyBody(VerticalScroll, can_focus=False):
 
 
 class StudyScreen(BaseScreen):
+    """A study kind's screen: subclasses set KIND and CSS_PATH and render their entry."""
+
     WHERE = "Study"
-    CSS_PATH = "study.tcss"
     BINDINGS = MODE_KEYS + [
-        Binding("u", "undo", "Undo", tooltip="undo your last act in this study (answer, note or flag)"),
-        Binding("n", "note", "Note", tooltip="write a note on this entry"),
-        Binding("f", "flag", "Flag", tooltip="flag this entry (ambiguous, leakage, bad media, wrong gold, …)"),
+        Binding("u", "undo", "Undo", tooltip="undo your last act in this study (answer, note or flag)",
+                id="study.undo"),
+        Binding("n", "note", "Note", tooltip="write a note on this entry", id="study.note"),
+        Binding("f", "flag", "Flag", tooltip="flag this entry (ambiguous, leakage, bad media, wrong gold, …)",
+                id="study.flag"),
         Binding("right_square_bracket", "browse(1)", "Next", key_display="]",
-                tooltip="the next entry of your queue (to review; answering again replaces your answer)"),
-        Binding("left_square_bracket", "browse(-1)", "Prev", key_display="[", tooltip="the previous entry"),
-        Binding("escape", "leave", "Leave", key_display="esc", tooltip="leave the study (your place is kept)"),
-        Binding("down", "scroll(1)", "Scroll down", show=False),
-        Binding("up", "scroll(-1)", "Scroll up", show=False),
-        Binding("pagedown", "scroll(10)", show=False),
-        Binding("pageup", "scroll(-10)", show=False),
+                tooltip="the next entry of your queue (to review; answering again replaces your answer)",
+                id="study.next"),
+        Binding("left_square_bracket", "browse(-1)", "Prev", key_display="[", tooltip="the previous entry",
+                id="study.prev"),
+        Binding("escape", "leave", "Leave", key_display="esc", tooltip="leave the study (your place is kept)",
+                id="study.leave"),
+        Binding("down", "scroll(1)", "Scroll down", show=False, id="scroll.down"),
+        Binding("up", "scroll(-1)", "Scroll up", show=False, id="scroll.up"),
+        Binding("pagedown", "scroll(10)", show=False, id="scroll.page-down"),
+        Binding("pageup", "scroll(-10)", show=False, id="scroll.page-up"),
     ]
     KIND = ""
     AUTO_FOCUS = ""  # nothing focused: every key reaches the screen's bindings (a text box would eat them)
@@ -52,7 +64,6 @@ class StudyScreen(BaseScreen):
         self.session = session
         self.shown_at = time.monotonic()
         self.latencies: list[float] = []  # key handled → "saved" painted, seconds
-        self.last_saved: Saved | None = None
         self._t_key: float | None = None
         self.ready = False  # the current entry is painted and may be answered
 
@@ -141,7 +152,6 @@ class StudyScreen(BaseScreen):
             self.query_one("#study-saved", Static).update(Text(f"✗ NOT saved: {err}", style="bold red"))
             self.notify(str(err), severity="error", markup=False)
             return None
-        self.last_saved = saved
         self._saved_line(saved, self.saved_text(saved))
         self.session.advance()
         self.ready = False
@@ -168,8 +178,7 @@ class StudyScreen(BaseScreen):
         line.append(f" · write {saved.seconds * 1000:.1f} ms", style="dim")
         line.no_wrap, line.overflow = True, "ellipsis"
         self.query_one("#study-saved", Static).update(line)
-        if hasattr(self.app, "mark_saved"):
-            self.app.mark_saved()
+        self.post_message(AnnotationSaved())
 
     # -- actions -----------------------------------------------------------------------------------
     async def action_undo(self) -> None:
@@ -188,8 +197,7 @@ class StudyScreen(BaseScreen):
         line.append(" on ")
         line.append_text(self.where_text())
         self.query_one("#study-saved", Static).update(line)
-        if hasattr(self.app, "mark_saved"):
-            self.app.mark_saved()
+        self.post_message(AnnotationSaved())
         await self.show_entry()
 
     def action_note(self) -> None:
@@ -203,7 +211,7 @@ class StudyScreen(BaseScreen):
     def action_flag(self) -> None:
         self.app.push_screen(FlagDialog(self.where_text()), self._flagged)
 
-    def _flagged(self, result: tuple[str, str | None] | None) -> None:
+    def _flagged(self, result: Flagged | None) -> None:
         if result is None:
             return
         flag, text = result
@@ -228,9 +236,6 @@ class StudyScreen(BaseScreen):
             self.notify("End of the queue." if delta > 0 else "Start of the queue.", timeout=1.5)
             return
         await self.show_entry()
-
-    def action_study_mode(self, mode: str) -> None:
-        study_mode(self, mode)
 
     def action_scroll(self, lines: int) -> None:
         self.query_one("#study-body", StudyBody).scroll_relative(y=lines, animate=False)

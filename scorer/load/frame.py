@@ -1,8 +1,8 @@
 """Joined predictions as one pandas DataFrame: the table every scorer section starts from.
 
 One row per (run, prediction row) that joins to a benchmark item, with the item's labels, the
-run's identity and the recorded scores. `explode_cells` turns it into one row per (X, Y) cell the
-item belongs to (an item with several X or Y labels counts in each cell, as upstream does).
+run's identity and the recorded scores: the full reader's frame. The lean reader
+(scorer.load.lean) builds the same columns straight from the files.
 """
 
 from __future__ import annotations
@@ -52,9 +52,3 @@ def predictions_frame(
     import pandas as pd
 
     return pd.DataFrame.from_records(records, columns=list(COLUMNS))
-
-
-def explode_cells(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per (prediction, X label, Y label); rows of unlabelled items are dropped."""
-    out = df.explode("x").explode("y")
-    return out[out["x"].notna() & out["y"].notna()].reset_index(drop=True)

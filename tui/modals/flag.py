@@ -1,16 +1,17 @@
-"""Small dialogs of the Study screens: a note (free text) and a flag (one of the store's flag kinds,
-with an optional comment). Each returns its result through `dismiss`; esc cancels with None."""
+"""A flag: one of the store's flag kinds, picked with 1–6, then an optional comment; enter saves."""
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from scorer.store_payload import FLAGS
+from scorer.store import FLAGS
+from tui.modals.dialog import Dialog
 
 FLAG_HELP = {
     "ambiguous": "the question or its answer can be read more than one way",
@@ -21,50 +22,17 @@ FLAG_HELP = {
     "other": "anything else (say what in the comment)",
 }
 
-_CSS = """
-StudyDialog { align: center middle; }
-StudyDialog > Vertical { width: 84; height: auto; border: round $accent; background: $surface; padding: 0 1; }
-StudyDialog .dialog-title { text-style: bold; margin-bottom: 1; }
-StudyDialog .dialog-hint { color: $text-muted; margin-top: 1; }
-"""
+
+class Flagged(NamedTuple):
+    flag: str  # one of FLAGS
+    comment: str | None
 
 
-class StudyDialog(ModalScreen):
-    DEFAULT_CSS = _CSS
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+class FlagDialog(Dialog[Flagged]):
+    """Returns the flag and its comment, or None."""
 
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-
-class NoteDialog(StudyDialog):
-    """A free-text note on the current entry; enter saves, esc cancels."""
-
-    def __init__(self, where: Text) -> None:
-        super().__init__()
-        self.where = where
-
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Static(Text.assemble("Note on ", self.where), classes="dialog-title")
-            yield Input(placeholder="your note", id="note-text")
-            yield Static(Text("enter saves · esc cancels"), classes="dialog-hint")
-
-    def on_mount(self) -> None:
-        self.query_one(Input).focus()
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        text = event.value.strip()
-        if not text:
-            self.notify("An empty note is not saved (esc cancels).", severity="warning")
-            return
-        self.dismiss(text)
-
-
-class FlagDialog(StudyDialog):
-    """Pick a flag with 1–6, then optionally type a comment; enter saves, esc cancels."""
-
-    BINDINGS = [Binding(str(i + 1), f"pick({i})", f"{i + 1}", show=False) for i in range(len(FLAGS))]
+    BINDINGS = [Binding(str(i + 1), f"pick({i})", f"{i + 1}", show=False, id=f"flag.pick-{i + 1}")
+                for i in range(len(FLAGS))]
     AUTO_FOCUS = ""  # the digits pick the flag; the comment box takes focus only after that
 
     def __init__(self, where: Text) -> None:
@@ -104,4 +72,4 @@ class FlagDialog(StudyDialog):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if self.choice is not None:
-            self.dismiss((self.choice, event.value.strip() or None))
+            self.dismiss(Flagged(self.choice, event.value.strip() or None))

@@ -17,11 +17,11 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from scorer.metrics.constants import OPTION_LETTERS
 from scorer.model import X_LABELS, Y_LABELS, Benchmark, Run
-from scorer.store import Store
-from scorer.store_payload import FLAGS, VERDICTS
+from scorer.store.db import Store
+from scorer.store.payload import ACT_KINDS, FLAGS, VERDICTS
 
-LETTERS = "ABCDEFGH"
 LABEL_CONFIG = f"""<View>
   <Header value="$item_id ($mode)"/>
   <Text name="question" value="$question"/>
@@ -32,7 +32,7 @@ LABEL_CONFIG = f"""<View>
     {' '.join(f'<Choice value="{v}"/>' for v in VERDICTS)}
   </Choices>
   <Choices name="model_choice" toName="prediction" choice="single">
-    {' '.join(f'<Choice value="{c}"/>' for c in LETTERS)}
+    {' '.join(f'<Choice value="{c}"/>' for c in OPTION_LETTERS)}
   </Choices>
   <TextArea name="model_answer" toName="prediction"/>
   <Choices name="x" toName="question" choice="multiple">
@@ -42,7 +42,7 @@ LABEL_CONFIG = f"""<View>
     {' '.join(f'<Choice value="{v}"/>' for v in Y_LABELS)}
   </Choices>
   <Choices name="oracle_choice" toName="question" choice="single">
-    {' '.join(f'<Choice value="{c}"/>' for c in LETTERS)}
+    {' '.join(f'<Choice value="{c}"/>' for c in OPTION_LETTERS)}
   </Choices>
   <TextArea name="oracle_answer" toName="question"/>
   <Choices name="flag" toName="question" choice="multiple">
@@ -82,7 +82,7 @@ def _options_text(item: Any) -> str:
 def _prediction_entry(run: Run, pred: Any) -> dict:
     results = []
     key = (run.key, pred.item_id, pred.mode)
-    if pred.mode == "mcq" and pred.choice and pred.choice in LETTERS:
+    if pred.mode == "mcq" and pred.choice and pred.choice in OPTION_LETTERS:
         results.append(_result(_rid("c", *key), "model_choice", "prediction", "choices", [pred.choice],
                                "prediction"))
     if pred.mode == "open" and pred.judge in JUDGE_VERDICT:
@@ -139,7 +139,7 @@ def labelstudio_tasks(store: Store, benchmark: Benchmark | None = None, runs: Se
                       study: str | None = None) -> list[dict]:
     """Label Studio tasks for every (item, mode) with events, benchmark items or run predictions."""
     events: dict[tuple[str, str | None], list[tuple[str, dict]]] = defaultdict(list)
-    for kind in ("label", "verdict", "oracle", "note", "flag"):
+    for kind in ACT_KINDS:
         for row in store.current(kind, study):
             events[(row["item_id"], row["mode"])].append((kind, row))
     preds: dict[tuple[str, str], list[tuple[Run, Any]]] = defaultdict(list)

@@ -9,13 +9,13 @@ merging files that overlap, never duplicates an act.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from scorer.errors import DataError, UserError
-from scorer.store import NewEvent, Store, build_event
+from scorer.store.db import Store
+from scorer.store.payload import NewEvent, build_event
 
 FIELDS = ("ts", "annotator", "kind", "item_id", "mode", "run", "study", "payload")
 REQUIRED = ("ts", "annotator", "kind", "item_id", "payload")
@@ -83,13 +83,3 @@ def write_jsonl(store: Store, out: IO[str], study: str | None = None) -> int:
         n += 1
     return n
 
-
-def events_of(records: Iterable[dict], source: str = "<records>") -> list[tuple[str, NewEvent]]:
-    """Validate in-memory records in the JSONL shape (for callers that build events themselves)."""
-    out = []
-    for i, record in enumerate(records, 1):
-        try:
-            out.append((f"{source}:{i}", build_event(record)))
-        except UserError as err:
-            raise UserError(f"{source}:{i}: {err}") from None
-    return out

@@ -24,26 +24,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scorer import store_studies as studies
 from scorer.errors import UserError
-from scorer.store_payload import (
-    ACT_KINDS,
-    check_identity,
-    event_uid,
-    normalize_ts,
-    now_ts,
-    ts_from_us,
-    validate_payload,
-)
-from scorer.store_schema import BUSY_TIMEOUT_S, connect
-from scorer.store_studies import QueueEntry, Study, StudyItem
-
-__all__ = ["DEFAULT_DB", "Event", "QueueEntry", "Store", "Study", "StudyItem"]
+from scorer.store import queues
+from scorer.store.payload import ACT_KINDS, ADDITIVE_KINDS, PAYLOAD_FIELDS, NewEvent, build_event, normalize_ts, now_ts
+from scorer.store.queues import STUDY_EVENT, QueueEntry, Study
+from scorer.store.schema import BUSY_TIMEOUT_S, LIVE, connect, immediate
 
 DEFAULT_DB = "memscope.db"
 _COLUMNS = "id, uid, ts, t_us, annotator, kind, item_id, mode, run_key, study, payload, target_uid"
-# Events that some undo cancels; derived state ignores them.
-_LIVE = "NOT EXISTS (SELECT 1 FROM events u WHERE u.kind = 'undo' AND u.target_uid = e.uid)"
+_INSERT = f"INSERT OR IGNORE INTO events ({_COLUMNS[4:]}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_ROW_KEYS = ("event_id", "uid", "ts", "annotator", "item_id", "mode", "run_key", "study")  # + payload fields
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,39 +60,11 @@ class Event:
                 "mode": self.mode, "run": self.run_key, "study": self.study, "payload": dict(self.payload)}
 
 
-@dataclass(frozen=True, slots=True)
-class NewEvent:
-    """A validated event not yet stored (what import and add build)."""
-
-    uid: str
-    ts: str
-    t_us: int
-    annotator: str
-    kind: str
-    item_id: str
-    mode: str | None
-    run_key: str | None
-    study: str | None
-    payload: dict
-
-    def row(self) -> tuple:
-        return (self.uid, self.ts, self.t_us, self.annotator, self.kind, self.item_id, self.mode,
-                self.run_key, self.study, json.dumps(self.payload, ensure_ascii=False, sort_keys=True),
-                self.payload.get("target") if self.kind == "undo" else None)
-
-
-def build_event(record: Mapping[str, Any], t_us: int | None = None) -> NewEvent:
-    """Validate one event in the exchange shape (ts, annotator, kind, item_id, mode, run, study,
-    payload) and compute its uid. UserError names the problem."""
-    mode, run_key, study = record.get("mode"), record.get("run"), record.get("study")
-    check_identity(record.get("annotator"), record.get("item_id"), mode, run_key, study)
-    kind = record.get("kind")
-    payload = validate_payload(kind, record.get("payload"), mode, run_key)
-    ts, us = (ts_from_us(t_us), t_us) if t_us is not None else normalize_ts(record.get("ts"))
-    shape = {"ts": ts, "annotator": record["annotator"], "kind": kind, "item_id": record["item_id"],
-             "mode": mode, "run": run_key, "study": study, "payload": payload}
-    return NewEvent(event_uid(shape), ts, us, record["annotator"], kind, record["item_id"], mode,
-                    run_key, study, payload)
+def _row(ev: NewEvent) -> tuple:
+    """The values of _INSERT for one event."""
+    return (ev.uid, ev.ts, ev.t_us, ev.annotator, ev.kind, ev.item_id, ev.mode, ev.run_key, ev.study,
+            json.dumps(ev.payload, ensure_ascii=False, sort_keys=True),
+            ev.payload.get("target") if ev.kind == "undo" else None)
 
 
 def _event(row: tuple) -> Event:
@@ -179,7 +141,7 @@ class Store:
         """The annotator's latest live act (what "undo last" cancels), or None."""
         rows = self._sql(
             f"SELECT {_COLUMNS} FROM events e WHERE annotator = ? AND kind != 'undo' "
-            f"AND (? IS NULL OR study = ?) AND {_LIVE} ORDER BY t_us DESC, id DESC LIMIT 1",
+            f"AND (? IS NULL OR study = ?) AND {LIVE} ORDER BY t_us DESC, id DESC LIMIT 1",
             (annotator, study, study))
         return _event(rows[0]) if rows else None
 
@@ -188,23 +150,16 @@ class Store:
         t_us = normalize_ts(record["ts"])[1] if record["ts"] is not None else now_ts()[1]
         ev = build_event(record, t_us)  # validate before taking the write lock
         with self._lock:
-            conn = self._conn
             try:
-                conn.execute("BEGIN IMMEDIATE")
-                try:
+                with immediate(self._conn) as conn:
                     # Two distinct acts with identical content in the same microsecond would share a
                     # uid; the later one moves on by a microsecond rather than vanish.
                     for _ in range(1000):
-                        cur = conn.execute(f"INSERT OR IGNORE INTO events ({_COLUMNS[4:]}) "
-                                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", ev.row())
+                        cur = conn.execute(_INSERT, _row(ev))
                         if cur.rowcount == 1:
                             break
                         t_us += 1
                         ev = build_event(record, t_us)
-                    conn.execute("COMMIT")
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
             except sqlite3.OperationalError as err:
                 raise UserError(f"{self.path}: could not save the annotation ({err})") from None
         self.write_seconds.append(time.perf_counter() - started)
@@ -216,24 +171,16 @@ class Store:
         Returns (added, skipped); an event whose uid is already present is skipped."""
         added = 0
         with self._lock:
-            conn = self._conn
-            conn.execute("BEGIN IMMEDIATE")
             try:
-                for where, ev in events:
-                    if ev.kind == "undo" and not conn.execute(
-                            "SELECT 1 FROM events WHERE uid = ?", (ev.payload["target"],)).fetchone():
-                        raise UserError(f"{where}: undo of an event that is neither in the database "
-                                        "nor earlier in the file")
-                    cur = conn.execute(f"INSERT OR IGNORE INTO events ({_COLUMNS[4:]}) "
-                                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", ev.row())
-                    added += cur.rowcount
-                conn.execute("COMMIT")
+                with immediate(self._conn) as conn:
+                    for where, ev in events:
+                        if ev.kind == "undo" and not conn.execute(
+                                "SELECT 1 FROM events WHERE uid = ?", (ev.payload["target"],)).fetchone():
+                            raise UserError(f"{where}: undo of an event that is neither in the database "
+                                            "nor earlier in the file")
+                        added += conn.execute(_INSERT, _row(ev)).rowcount
             except sqlite3.OperationalError as err:
-                conn.execute("ROLLBACK")
                 raise UserError(f"{self.path}: import failed, nothing was added ({err})") from None
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
         return added, len(events) - added
 
     # -- reading -------------------------------------------------------------------------------------
@@ -254,7 +201,7 @@ class Store:
             sql += f" AND kind IN ({', '.join('?' * len(kinds))})" if kinds else " AND 0"
             params += kinds
         if live_only:
-            sql += f" AND kind != 'undo' AND {_LIVE}"
+            sql += f" AND kind != 'undo' AND {LIVE}"
         for row in self._sql(sql + " ORDER BY id", params):
             yield _event(row)
 
@@ -268,8 +215,8 @@ class Store:
         if kind not in ACT_KINDS:
             raise UserError(f"no derived state for kind {kind!r} (expected one of {', '.join(ACT_KINDS)})")
         live = (f"SELECT * FROM events e WHERE kind = :kind AND (:study IS NULL OR study = :study) "
-                f"AND (:ann IS NULL OR annotator = :ann) AND {_LIVE}")
-        if kind in ("note", "flag"):
+                f"AND (:ann IS NULL OR annotator = :ann) AND {LIVE}")
+        if kind in ADDITIVE_KINDS:
             sql = f"SELECT {_COLUMNS} FROM ({live}) ORDER BY t_us, id"
         else:
             sql = (f"SELECT {_COLUMNS} FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY annotator, item_id, "
@@ -278,8 +225,8 @@ class Store:
         out = []
         for row in self._sql(sql, {"kind": kind, "study": study, "ann": annotator}):
             ev = _event(row)
-            out.append({"event_id": ev.id, "uid": ev.uid, "ts": ev.ts, "annotator": ev.annotator, "item_id": ev.item_id,
-                        "mode": ev.mode, "run_key": ev.run_key, "study": ev.study, **ev.payload})
+            head = (ev.id, ev.uid, ev.ts, ev.annotator, ev.item_id, ev.mode, ev.run_key, ev.study)
+            out.append({**dict(zip(_ROW_KEYS, head)), **ev.payload})
         return out
 
     def labels(self, study: str | None = None) -> list[dict]:
@@ -295,19 +242,16 @@ class Store:
         absent payload fields are None."""
         rows = self.current("oracle", study)
         for r in rows:
-            for key in ("choice", "rotation", "answer", "seconds"):
+            for key in PAYLOAD_FIELDS["oracle"]:
                 r.setdefault(key, None)
         return rows
 
     def frame(self, kind: str, study: str | None = None):
         """`current(kind, study)` as a pandas DataFrame (columns present even when empty)."""
-        import pandas as pd
+        import pandas as pd  # lazily: ~0.5 s to import, and only the scorer asks for frames (not the app)
 
         rows = self.oracle_answers(study) if kind == "oracle" else self.current(kind, study)
-        cols = ["event_id", "uid", "ts", "annotator", "item_id", "mode", "run_key", "study"]
-        extra = {"label": ["x", "y"], "verdict": ["verdict"], "oracle": ["choice", "rotation", "answer", "seconds"],
-                 "note": ["text"], "flag": ["flag", "text"]}[kind]
-        return pd.DataFrame(rows, columns=cols + extra)
+        return pd.DataFrame(rows, columns=[*_ROW_KEYS, *PAYLOAD_FIELDS[kind]])
 
     def annotators(self) -> list[str]:
         return [r[0] for r in self._sql("SELECT DISTINCT annotator FROM events ORDER BY annotator")]
@@ -318,30 +262,35 @@ class Store:
         """Store a study. `entries` are (item_id, mode, run_key, stratum) tuples or mappings, in the
         builder's order; they become study positions 1..n."""
         with self._lock:
-            return studies.create_study(self._conn, name, kind, seed, params, entries)
+            return queues.create_study(self._conn, name, kind, seed, params, entries)
 
     def study(self, name: str) -> Study:
         with self._lock:
-            return studies.get_study(self._conn, name)
+            return queues.get_study(self._conn, name)
 
     def studies(self) -> list[Study]:
         with self._lock:
-            return studies.list_studies(self._conn)
-
-    def study_items(self, name: str) -> list[StudyItem]:
-        with self._lock:
-            return studies.study_items(self._conn, name)
+            return queues.list_studies(self._conn)
 
     def annotator_queue(self, study: str, annotator: str) -> list[QueueEntry]:
         """The annotator's shuffled queue (from seed + annotator name), recorded on first request;
         each entry says whether the annotator has already done it, so a session can resume."""
         with self._lock:
-            return studies.annotator_queue(self._conn, study, annotator)
+            return queues.annotator_queue(self._conn, study, annotator)
 
     def progress(self, study: str) -> list[dict[str, Any]]:
         with self._lock:
-            return studies.progress(self._conn, study)
+            return queues.progress(self._conn, study)
 
     def reveal(self, study: str, annotator: str | None = None) -> list[dict[str, Any]]:
         with self._lock:
-            return studies.reveal(self._conn, study, annotator)
+            return queues.reveal(self._conn, study, annotator)
+
+    def study_answers(self, name: str, reveal: bool = False) -> list[dict[str, Any]]:
+        """One row per answered queue entry (the annotator's current answer) and per live note or
+        flag on a study entry, in (annotator, position) order; the run only with `reveal`
+        (queues.answer_rows)."""
+        study = self.study(name)
+        acts = self.current(STUDY_EVENT[study.kind], study=name)
+        remarks = [row for kind in ADDITIVE_KINDS for row in self.current(kind, study=name)]
+        return queues.answer_rows(study, self.reveal(name), acts, remarks, reveal)

@@ -1,7 +1,9 @@
 """Studies inside the annotation database: a named, seeded list of (item, mode, run) entries, and per
-annotator a shuffled order with blind ids, fixed the first time that annotator asks for the queue.
+annotator a shuffled order with blind ids, fixed the first time that annotator asks for the queue
+(and, in an oracle study, which rotation of an item's options the annotator sees); after the study,
+its answers as rows for export.
 
-Used through `Store` (scorer/store.py); these functions take its open connection.
+Used through `Store` (db.py); the functions that read or write take its open connection.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from typing import Any
 
 from scorer.errors import UserError
 from scorer.model import MODES
-from scorer.store_payload import check_identity, now_ts, refuse_secrets
+from scorer.store.payload import DECISION_KINDS, check_identity, is_int, now_ts, refuse_secrets
+from scorer.store.schema import LIVE, immediate
 
 STUDY_KINDS = ("agreement", "oracle", "labels")
 # The event kind that completes one queue entry of each study kind.
@@ -89,7 +92,7 @@ def create_study(conn: sqlite3.Connection, name: str, kind: str, seed: int,
         raise UserError(f"study name: {err}") from None
     if kind not in STUDY_KINDS:
         raise UserError(f"study kind must be one of {', '.join(STUDY_KINDS)}, got {kind!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int):
+    if not is_int(seed):
         raise UserError(f"study seed must be an integer, got {seed!r}")
     params = dict(params or {})
     refuse_secrets(params, "study params")
@@ -110,17 +113,12 @@ def create_study(conn: sqlite3.Connection, name: str, kind: str, seed: int,
         if kind == "oracle" and mode not in MODES:
             raise UserError(f"study entry {i}: an oracle study needs a mode for every entry")
     created, _ = now_ts()
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with immediate(conn):
         if conn.execute("SELECT 1 FROM studies WHERE name = ?", (name,)).fetchone():
             raise UserError(f"a study named {name!r} already exists in this database")
         conn.execute("INSERT INTO studies VALUES (?, ?, ?, ?, ?)", (name, kind, seed, params_json, created))
         conn.executemany("INSERT INTO study_items VALUES (?, ?, ?, ?, ?, ?)",
                          [(name, i, *r) for i, r in enumerate(rows, 1)])
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
     return Study(name, kind, seed, params, created, len(rows))
 
 
@@ -145,13 +143,6 @@ def list_studies(conn: sqlite3.Connection) -> list[Study]:
     return [_study_row(r) for r in conn.execute(_STUDY_SQL + " ORDER BY s.created, s.name")]
 
 
-def study_items(conn: sqlite3.Connection, name: str) -> list[StudyItem]:
-    get_study(conn, name)
-    return [StudyItem(*r) for r in conn.execute(
-        "SELECT position, item_id, mode, run_key, stratum FROM study_items WHERE study = ? ORDER BY position",
-        (name,))]
-
-
 def shuffled_positions(seed: int, annotator: str, n: int) -> list[int]:
     """The annotator's order of study positions 1..n: a function of seed and annotator name only."""
     order = list(range(1, n + 1))
@@ -166,11 +157,18 @@ def blind_id(study: str, seed: int, item_position: int) -> str:
     return "b" + digest[:9]
 
 
+def oracle_rotation(seed: int, annotator: str, item_id: str, n_rotations: int) -> int:
+    """Which rotation of an item's options an annotator sees in an oracle study: fixed by seed,
+    annotator and item, so a resumed session shows the same one, and annotators see different ones."""
+    if n_rotations <= 1:
+        return 0
+    return random.Random(f"memscope-oracle\x1f{seed}\x1f{annotator}\x1f{item_id}").randrange(n_rotations)
+
+
 # Done = this annotator has a live (not undone) event of the study's kind, in this study, for the entry.
-_DONE_SQL = """EXISTS (SELECT 1 FROM events e
+_DONE_SQL = f"""EXISTS (SELECT 1 FROM events e
     WHERE e.study = o.study AND e.annotator = o.annotator AND e.kind = :kind
-      AND e.item_id = si.item_id AND e.mode IS si.mode AND e.run_key IS si.run_key
-      AND NOT EXISTS (SELECT 1 FROM events u WHERE u.kind = 'undo' AND u.target_uid = e.uid))"""
+      AND e.item_id = si.item_id AND e.mode IS si.mode AND e.run_key IS si.run_key AND {LIVE})"""
 
 
 def annotator_queue(conn: sqlite3.Connection, name: str, annotator: str) -> list[QueueEntry]:
@@ -181,18 +179,13 @@ def annotator_queue(conn: sqlite3.Connection, name: str, annotator: str) -> list
     if not have:
         order = shuffled_positions(study.seed, annotator, study.n_items)
         created, _ = now_ts()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with immediate(conn):
             # Another process of the same annotator may have recorded the order meanwhile: keep its.
             conn.executemany(
                 "INSERT OR IGNORE INTO study_order VALUES (?, ?, ?, ?, ?, ?)",
                 [(name, annotator, pos, item_pos, blind_id(name, study.seed, item_pos), created)
                  for pos, item_pos in enumerate(order, 1)],
             )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
     rows = conn.execute(
         f"""SELECT o.position, o.blind_id, si.position, si.item_id, si.mode, si.run_key, si.stratum,
                    {_DONE_SQL}
@@ -224,3 +217,40 @@ def reveal(conn: sqlite3.Connection, name: str, annotator: str | None = None) ->
              WHERE o.study = ? AND (? IS NULL OR o.annotator = ?) ORDER BY o.annotator, o.position"""
     keys = ("annotator", "position", "blind_id", "item_position", "item_id", "mode", "run_key", "stratum")
     return [dict(zip(keys, r)) for r in conn.execute(sql, (name, annotator, annotator))]
+
+
+# -- a study's answers, for export ---------------------------------------------------------------------
+EXPORT_FIELDS = ("study", "kind", "annotator", "position", "blind_id", "item_id", "mode", "stratum",
+                 "answer", "rotation", "seconds", "x", "y", "flag", "text", "ts", "event_id")
+REVEAL_FIELDS = ("run", "item_position")
+_KIND_ORDER = {**dict.fromkeys(DECISION_KINDS, 0), "note": 1, "flag": 2}  # an entry's answer first
+
+
+def answer_rows(study: Study, order: list[dict[str, Any]], acts: list[dict[str, Any]],
+                remarks: list[dict[str, Any]], reveal: bool = False) -> list[dict[str, Any]]:
+    """Export rows (EXPORT_FIELDS, + REVEAL_FIELDS with `reveal`) of a study, from its blinding map
+    (`reveal` rows), the current acts of its kind and its live notes and flags (derived-state rows),
+    in (annotator, position) order. Without `reveal` the run stays hidden: rows carry the blind id
+    only. `x`/`y` are label lists joined with "+" (e.g. "X2+X3")."""
+    where = {(r["annotator"], r["item_id"], r["mode"], r["run_key"]): r for r in order}
+    tagged = ([(STUDY_EVENT[study.kind], ev) for ev in acts]
+              + [("flag" if "flag" in ev else "note", ev) for ev in remarks])
+    rows = []
+    for kind, ev in tagged:
+        pos = where.get((ev["annotator"], ev["item_id"], ev["mode"], ev["run_key"]))
+        row = {
+            "study": study.name, "kind": kind, "annotator": ev["annotator"],
+            "position": pos["position"] if pos else None, "blind_id": pos["blind_id"] if pos else None,
+            "item_id": ev["item_id"], "mode": ev["mode"], "stratum": pos["stratum"] if pos else None,
+            "answer": ev.get("verdict") or ev.get("choice") or ev.get("answer"),
+            "rotation": ev.get("rotation"), "seconds": ev.get("seconds"),
+            "x": "+".join(ev["x"]) if ev.get("x") else None, "y": "+".join(ev["y"]) if ev.get("y") else None,
+            "flag": ev.get("flag"), "text": ev.get("text"), "ts": ev["ts"], "event_id": ev["event_id"],
+        }
+        if reveal:
+            row["run"] = ev["run_key"]
+            row["item_position"] = pos["item_position"] if pos else None
+        rows.append(row)
+    rows.sort(key=lambda r: (r["annotator"], r["position"] if r["position"] is not None else 1 << 30,
+                             _KIND_ORDER[r["kind"]], r["event_id"]))
+    return rows

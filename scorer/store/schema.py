@@ -4,13 +4,17 @@ The schema version lives in `PRAGMA user_version`; `PRAGMA application_id` and t
 table mark the file as ours. MIGRATIONS[i] takes a database from version i to i + 1, inside one
 write transaction, so several processes opening a fresh or old file at once migrate it exactly once.
 Nothing is written to a file before it is known to be ours (or empty).
+
+Every write to the file is one `immediate` transaction (taken at once, committed or rolled back as a
+whole); LIVE is the SQL condition that an event `e` is live, i.e. no undo names it.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from scorer.errors import UserError
@@ -18,6 +22,21 @@ from scorer.errors import UserError
 APPLICATION_ID = 0x4D454D53  # "MEMS"
 SQLITE_HEADER = b"SQLite format 3\x00"
 BUSY_TIMEOUT_S = 30.0
+# Events that some undo cancels are not live: derived state and study progress ignore them.
+LIVE = "NOT EXISTS (SELECT 1 FROM events u WHERE u.kind = 'undo' AND u.target_uid = e.uid)"
+
+
+@contextmanager
+def immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One write transaction, taken at once (BEGIN IMMEDIATE waits out other writers for the busy
+    timeout): committed when the block ends, rolled back if it raises."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
 
 
 def _v1(conn: sqlite3.Connection) -> None:
@@ -96,16 +115,11 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 def migrate(conn: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
     """Bring the database up to `target` in one write transaction; returns the version found."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with immediate(conn):
         found = conn.execute("PRAGMA user_version").fetchone()[0]
         for version in range(found, target):
             MIGRATIONS[version](conn)
             conn.execute(f"PRAGMA user_version = {version + 1}")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
     return found
 
 

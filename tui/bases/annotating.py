@@ -2,7 +2,7 @@
 in the open tab (`v`), a note (`N`), a flag (`f`), and undo of your last act made here (`u`). The
 panel in the Item screen's #annotation-slot shows what the store holds on the item — the gold labels
 beside yours and others', your verdicts per run, notes and flags — and says "saved" only once the
-store has committed the write.
+store has committed the write. Each key opens a dialog (tui/modals/) and writes its result.
 
 `AnnotatingScreen` is the Item screen's base class; the Item screen calls `refresh_annotations()`
 when it shows an item and provides `item` and `active_panel()` (whose `.ref` is the open run).
@@ -11,70 +11,20 @@ when it shows an item and provides `item` and `active_panel()` (whose `.ref` is 
 from __future__ import annotations
 
 from rich.text import Text
-from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
 from textual.widgets import Static
 
 from scorer.errors import UserError
 from scorer.model import Item
-from tui.screens.base import BaseScreen
-from tui.screens.study_labels import X_KEYS, Y_KEYS, definitions, labels_str
-from tui.screens.study_modals import FlagDialog, NoteDialog, StudyDialog
+from tui.bases.screen import BaseScreen
+from tui.messages import AnnotationSaved
+from tui.modals.flag import FlagDialog, Flagged
+from tui.modals.labels import LabelDialog, Labels
+from tui.modals.note import NoteDialog
+from tui.modals.verdict import VerdictDialog
 from tui.text import safe
+from tui.widgets.labels import labels_str
 from tui.widgets.prepared import show_text
-
-
-class LabelDialog(StudyDialog):
-    """Toggle X1–X4 (1–4) and Y1–Y3 (5–7), enter saves."""
-
-    BINDINGS = [Binding(k, f"toggle('{v}')", v, show=False) for k, v in {**X_KEYS, **Y_KEYS}.items()] + [
-        Binding("enter", "save", "Save")]
-
-    def __init__(self, where: Text, x: set[str], y: set[str]) -> None:
-        super().__init__()
-        self.where, self.x, self.y = where, set(x), set(y)
-
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Static(Text.assemble("Labels of ", self.where), classes="dialog-title")
-            yield Static(id="label-defs")
-            yield Static(Text("1–4 X · 5–7 Y (toggle) · enter saves · esc cancels"), classes="dialog-hint")
-
-    def on_mount(self) -> None:
-        self._show()
-
-    def _show(self) -> None:
-        out = Text.assemble(("selected: ", "bold"), (labels_str(self.x, self.y), "bold magenta"), "\n\n")
-        out.append_text(definitions(self.x, self.y))
-        self.query_one("#label-defs", Static).update(out)
-
-    def action_toggle(self, label: str) -> None:
-        (self.x if label.startswith("X") else self.y).symmetric_difference_update({label})
-        self._show()
-
-    def action_save(self) -> None:
-        if not self.x or not self.y:
-            self.notify("Pick at least one X (1–4) and one Y (5–7).", severity="warning", timeout=3)
-            return
-        self.dismiss((sorted(self.x), sorted(self.y)))
-
-
-class VerdictDialog(StudyDialog):
-    BINDINGS = [Binding("a", "pick('accept')", "Accept"), Binding("r", "pick('reject')", "Reject"),
-                Binding("b", "pick('borderline')", "Borderline")]
-
-    def __init__(self, where: Text) -> None:
-        super().__init__()
-        self.where = where
-
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Static(Text.assemble("Verdict on ", self.where), classes="dialog-title")
-            yield Static(Text("a accept · r reject · b borderline · esc cancels"), classes="dialog-hint")
-
-    def action_pick(self, verdict: str) -> None:
-        self.dismiss(verdict)
 
 
 def annotation_text(state, item: Item) -> Text:
@@ -121,13 +71,15 @@ class AnnotatingScreen(BaseScreen):
     # Not in the key bar (the Item screen's own keys fill it): the annotation panel lists these keys,
     # and the help screen and the command palette show them with their descriptions.
     BINDINGS = [
-        Binding("l", "relabel", "Relabel", show=False, tooltip="set your X / Y labels for this item"),
+        Binding("l", "relabel", "Relabel", show=False, tooltip="set your X / Y labels for this item",
+                id="annotate.relabel"),
         Binding("v", "verdict", "Verdict", show=False,
-                tooltip="accept / reject / borderline the open run's prediction"),
-        Binding("N", "item_note", "Note", show=False, tooltip="write a note on this item"),
+                tooltip="accept / reject / borderline the open run's prediction", id="annotate.verdict"),
+        Binding("N", "item_note", "Note", show=False, tooltip="write a note on this item", id="annotate.note"),
         Binding("f", "item_flag", "Flag", show=False,
-                tooltip="flag this item (ambiguous, leakage, bad media, wrong gold, …)"),
-        Binding("u", "item_undo", "Undo", show=False, tooltip="undo your last act made on this screen"),
+                tooltip="flag this item (ambiguous, leakage, bad media, wrong gold, …)", id="annotate.flag"),
+        Binding("u", "item_undo", "Undo", show=False, tooltip="undo your last act made on this screen",
+                id="annotate.undo"),
     ]
 
     def __init__(self, *args, **kw) -> None:
@@ -162,8 +114,7 @@ class AnnotatingScreen(BaseScreen):
             self.acts.append(ev.id)
             self.saved_line = Text.assemble(("✓ saved ", "bold green"), safe(ev.item_id, one_line=True), " · ",
                                             what, (f" (event {ev.id})", "dim"))
-            if hasattr(self.app, "mark_saved"):
-                self.app.mark_saved()
+            self.post_message(AnnotationSaved())
             self.state.refresh_rows()
         self.refresh_annotations()
 
@@ -175,7 +126,7 @@ class AnnotatingScreen(BaseScreen):
                 and r["annotator"] == self.state.annotator] if store is not None else []
         x, y = (set(mine[-1]["x"]), set(mine[-1]["y"])) if mine else (set(item.x), set(item.y))
 
-        def done(result) -> None:
+        def done(result: Labels | None) -> None:
             if result is not None:
                 xs, ys = result
                 self._write(Text(f"labels {labels_str(xs, ys)}"),
@@ -190,7 +141,7 @@ class AnnotatingScreen(BaseScreen):
             return
         item, ref = self.item, panel.ref
 
-        def done(verdict) -> None:
+        def done(verdict: str | None) -> None:
             if verdict is not None:
                 what = Text.assemble(f"{verdict} on ", safe(ref.display, one_line=True))
                 self._write(what, lambda s: s.verdict(self.state.annotator, item.item_id, item.mode, ref.key, verdict))
@@ -200,7 +151,7 @@ class AnnotatingScreen(BaseScreen):
     def action_item_note(self) -> None:
         item = self.item
 
-        def done(text) -> None:
+        def done(text: str | None) -> None:
             if text is not None:
                 self._write(Text.assemble("note ", safe(text, one_line=True)),
                             lambda s: s.note(self.state.annotator, item.item_id, text))
@@ -210,7 +161,7 @@ class AnnotatingScreen(BaseScreen):
     def action_item_flag(self) -> None:
         item = self.item
 
-        def done(result) -> None:
+        def done(result: Flagged | None) -> None:
             if result is not None:
                 flag, text = result
                 self._write(Text(f"flag {flag}"), lambda s: s.flag(self.state.annotator, item.item_id, flag, text))
@@ -228,8 +179,7 @@ class AnnotatingScreen(BaseScreen):
                 continue  # already undone (e.g. from another screen): try the one before
             self.saved_line = Text.assemble(("↶ undone ", "bold yellow"), f"{ev.kind} on ",
                                             safe(ev.item_id, one_line=True))
-            if hasattr(self.app, "mark_saved"):
-                self.app.mark_saved()
+            self.post_message(AnnotationSaved())
             self.state.refresh_rows()
             self.refresh_annotations()
             return

@@ -1,5 +1,5 @@
 """Building the three kinds of study (DESIGN §4, issue 5): a seeded, stratified list of (item, mode,
-run) entries that `Store.create_study` keeps, and reading a study's answers back for export.
+run) entries — a study plan — that `Store.create_study` keeps.
 
 - agreement: per (X, Y) cell N items, each × every named method's prediction (MemEye's judge study:
   3 per cell × FC(V), SRAG(V) on gpt-5.4-mini = 72 pairs). Blind: the app shows a blind id, never the
@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from scorer.errors import UserError
@@ -26,7 +26,6 @@ from scorer.load.join import Joiner
 from scorer.model import X_LABELS, Y_LABELS, Benchmark, Item, Run
 from scorer.names import DEFAULT_DISPLAY_NAMES, display_name, method_matches
 
-DEFAULT_SEED = 20260430  # the project's default seed (DESIGN §5), so an unseeded study is reproducible too
 DEFAULT_METHODS = ("FC(V)", "SRAG(V)")  # MemEye's judge study
 CELLS = tuple(f"{x}_{y}" for y in Y_LABELS for x in X_LABELS)  # the paper's table order: Y rows, X columns
 DEFAULT_MODE = {"agreement": "open", "oracle": "mcq", "labels": None}
@@ -39,7 +38,6 @@ class StudyPlan:
     params: Mapping[str, Any]
     entries: tuple[tuple[str, str | None, str | None, str], ...]  # (item_id, mode, run_key, stratum)
     shortfalls: tuple[str, ...] = ()  # cells that had fewer eligible items than asked
-    notes: tuple[str, ...] = field(default=())
 
     @property
     def n_items(self) -> int:
@@ -185,51 +183,3 @@ def plan_labels(bench: Benchmark, per_cell: tuple[int, int], seed: int, mode: st
     params = {"per_cell": list(per_cell), "mode": mode, "bench": bench.name, "strata": strata,
               "gold_hidden": True, "eligible_items": len(items)}
     return StudyPlan("labels", seed, params, entries, tuple(shortfalls))
-
-
-def oracle_rotation(seed: int, annotator: str, item_id: str, n_rotations: int) -> int:
-    """Which rotation of an item's options an annotator sees in an oracle study: fixed by seed,
-    annotator and item, so a resumed session shows the same one, and annotators see different ones."""
-    if n_rotations <= 1:
-        return 0
-    return random.Random(f"memscope-oracle\x1f{seed}\x1f{annotator}\x1f{item_id}").randrange(n_rotations)
-
-
-# -- reading a study's answers back ------------------------------------------------------------------
-EXPORT_FIELDS = ("study", "kind", "annotator", "position", "blind_id", "item_id", "mode", "stratum",
-                 "answer", "rotation", "seconds", "x", "y", "flag", "text", "ts", "event_id")
-REVEAL_FIELDS = ("run", "item_position")
-
-
-def study_answers(store: Any, name: str, reveal: bool = False) -> list[dict[str, Any]]:
-    """One row per answered queue entry (the annotator's current answer) and per live note or flag
-    on a study entry, in (annotator, position) order. Without `reveal` the run stays hidden: rows
-    carry the blind id only. `x`/`y` are label lists joined with "+" (e.g. "X2+X3")."""
-    from scorer.store_studies import STUDY_EVENT
-
-    study = store.study(name)
-    order = store.reveal(name)
-    where = {(r["annotator"], r["item_id"], r["mode"], r["run_key"]): r for r in order}
-    acts = store.current(STUDY_EVENT[study.kind], study=name)
-    extras = store.current("note", study=name) + store.current("flag", study=name)
-    rows = []
-    tagged = [(STUDY_EVENT[study.kind], ev) for ev in acts] + [("flag" if "flag" in ev else "note", ev) for ev in extras]
-    for kind, ev in tagged:
-        pos = where.get((ev["annotator"], ev["item_id"], ev["mode"], ev["run_key"]))
-        row = {
-            "study": name, "kind": kind, "annotator": ev["annotator"],
-            "position": pos["position"] if pos else None, "blind_id": pos["blind_id"] if pos else None,
-            "item_id": ev["item_id"], "mode": ev["mode"], "stratum": pos["stratum"] if pos else None,
-            "answer": ev.get("verdict") or ev.get("choice") or ev.get("answer"),
-            "rotation": ev.get("rotation"), "seconds": ev.get("seconds"),
-            "x": "+".join(ev["x"]) if ev.get("x") else None, "y": "+".join(ev["y"]) if ev.get("y") else None,
-            "flag": ev.get("flag"), "text": ev.get("text"), "ts": ev["ts"], "event_id": ev["event_id"],
-        }
-        if reveal:
-            row["run"] = ev["run_key"]
-            row["item_position"] = pos["item_position"] if pos else None
-        rows.append(row)
-    kinds = {"verdict": 0, "oracle": 0, "label": 0, "note": 1, "flag": 2}
-    rows.sort(key=lambda r: (r["annotator"], r["position"] if r["position"] is not None else 1 << 30,
-                             kinds[r["kind"]], r["event_id"]))
-    return rows

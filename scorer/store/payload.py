@@ -1,6 +1,6 @@
-"""Validation of annotation events (DESIGN §4) before they reach the store: payload shapes per kind,
-timestamps, identity fields, the secret guard, and the content hash (`uid`) that makes import
-idempotent.
+"""Validation of annotation events (DESIGN §4) before they reach the store: the kinds and their
+payload shapes, timestamps, identity fields, the secret guard, and the content hash (`uid`) that
+makes import idempotent. `build_event` puts them together for one event in the exchange shape.
 
 Every check raises UserError naming the problem; callers that know a file and line prefix it.
 Payloads are normalised (label lists sorted and de-duplicated) so that the same act always hashes
@@ -14,16 +14,22 @@ import json
 import math
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from scorer.errors import UserError
+from scorer.metrics.constants import OPTION_LETTERS, VERDICTS
 from scorer.model import MODES, X_LABELS, Y_LABELS
 
-KINDS = ("label", "verdict", "oracle", "note", "flag", "undo")
-ACT_KINDS = KINDS[:-1]  # the kinds an annotator acts with; `undo` only cancels one of them
-VERDICTS = ("accept", "reject", "borderline")
+DECISION_KINDS = ("label", "verdict", "oracle")  # per (annotator, item, mode, run) the latest live one stands
+ADDITIVE_KINDS = ("note", "flag")  # every live one counts
+ACT_KINDS = DECISION_KINDS + ADDITIVE_KINDS  # the kinds an annotator acts with
+KINDS = (*ACT_KINDS, "undo")  # an undo only cancels one act
 FLAGS = ("ambiguous", "leakage", "bad_media", "wrong_gold", "wrong_label", "other")
+# Every key a payload of each kind may have (the derived-state rows get one column per key).
+PAYLOAD_FIELDS = {"label": ("x", "y"), "verdict": ("verdict",), "oracle": ("choice", "rotation", "answer", "seconds"),
+                  "note": ("text",), "flag": ("flag", "text"), "undo": ("target",)}
 MAX_TEXT = 20_000
 MAX_NAME = 200
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -36,7 +42,6 @@ _SECRET_VALUES = (
     re.compile(r"\bBearer\s+[A-Za-z0-9._~+/\-]{16,}", re.IGNORECASE),
 )
 _UID_HEX = re.compile(r"^[0-9a-f]{64}$")
-_CHOICE = re.compile(r"^[A-H]$")
 
 
 def refuse_secrets(obj: Any, where: str) -> None:
@@ -52,6 +57,11 @@ def refuse_secrets(obj: Any, where: str) -> None:
             refuse_secrets(value, where)
     elif isinstance(obj, str) and any(p.search(obj) for p in _SECRET_VALUES):
         raise UserError(f"{where}: refusing text that looks like an API key or bearer token")
+
+
+def is_int(value: Any) -> bool:
+    """An integer, and not a bool (which Python counts as one)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _name(value: Any, field: str, required: bool) -> str | None:
@@ -142,10 +152,11 @@ def validate_payload(kind: Any, payload: Any, mode: str | None, run_key: str | N
 def _oracle(payload: Mapping, mode: str | None) -> dict:
     if "choice" in payload:
         _keys(payload, "oracle", ("choice", "rotation"), ("seconds",))
-        if not isinstance(payload["choice"], str) or not _CHOICE.match(payload["choice"]):
-            raise UserError(f"oracle payload: 'choice' must be one letter A–H, got {payload['choice']!r}")
+        if not isinstance(payload["choice"], str) or payload["choice"] not in OPTION_LETTERS:
+            raise UserError(f"oracle payload: 'choice' must be one letter "
+                            f"{OPTION_LETTERS[0]}–{OPTION_LETTERS[-1]}, got {payload['choice']!r}")
         rot = payload["rotation"]
-        if isinstance(rot, bool) or not isinstance(rot, int) or rot < 0:
+        if not is_int(rot) or rot < 0:
             raise UserError(f"oracle payload: 'rotation' must be an integer ≥ 0, got {rot!r}")
         if mode == "open":
             raise UserError("oracle payload: a 'choice' answers an MCQ item, but mode is 'open'")
@@ -199,3 +210,33 @@ def event_uid(record: Mapping[str, Any]) -> str:
     """Content hash of an event in its exported shape: the same act always has the same uid."""
     canonical = json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class NewEvent:
+    """A validated event not yet stored (what import and add build)."""
+
+    uid: str
+    ts: str
+    t_us: int
+    annotator: str
+    kind: str
+    item_id: str
+    mode: str | None
+    run_key: str | None
+    study: str | None
+    payload: dict
+
+
+def build_event(record: Mapping[str, Any], t_us: int | None = None) -> NewEvent:
+    """Validate one event in the exchange shape (ts, annotator, kind, item_id, mode, run, study,
+    payload) and compute its uid. UserError names the problem."""
+    mode, run_key, study = record.get("mode"), record.get("run"), record.get("study")
+    check_identity(record.get("annotator"), record.get("item_id"), mode, run_key, study)
+    kind = record.get("kind")
+    payload = validate_payload(kind, record.get("payload"), mode, run_key)
+    ts, us = (ts_from_us(t_us), t_us) if t_us is not None else normalize_ts(record.get("ts"))
+    shape = {"ts": ts, "annotator": record["annotator"], "kind": kind, "item_id": record["item_id"],
+             "mode": mode, "run": run_key, "study": study, "payload": payload}
+    return NewEvent(event_uid(shape), ts, us, record["annotator"], kind, record["item_id"], mode,
+                    run_key, study, payload)

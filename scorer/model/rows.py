@@ -1,0 +1,178 @@
+"""What an upstream prediction row's fields mean: the coercions of its scalars (numbers, text) and
+the parsing of its nested fields (rotations, retrieval logs, choices), with the small value types
+they parse into.
+
+The model reads a row through these (Prediction's properties, lazily: a row's lists are only parsed
+when someone asks), and so do both run readers and the metrics: one definition of each field.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from scorer.model.labels import OPTION_LETTERS
+
+INVALID = "INVALID"  # the upstream runner's marker for a choice it could not extract
+# Choices as shared objects (interning only: values are unchanged, a letter outside is kept as it
+# is): a million rows would otherwise hold millions of "A"s.
+SHARED_LETTERS = {c: c for c in (*OPTION_LETTERS, INVALID)}  # interned: a million rows share these strings
+
+
+@dataclass(frozen=True, slots=True)
+class Retrieved:
+    round_id: str
+    rank: int  # 1-based, best first
+    score: float | None = None
+    recency_age: float | None = None  # rounds between this round and the question
+
+
+@dataclass(frozen=True, slots=True)
+class RotationResult:
+    rotation_idx: int
+    correct_position: str | None
+    choice: str | None
+    em: float | None
+    pred: str = ""
+
+
+def num(v: Any) -> float | None:
+    """A recorded value as a number: True/False → 1/0, a numeric string → its number (NaN and the
+    infinities kept as such); None when missing or not a number."""
+    t = v.__class__
+    if t is float:
+        return v
+    if t is int or t is bool:
+        return float(v)
+    if v is None:
+        return None
+    if isinstance(v, str):
+        try:
+            return float(v)
+        except ValueError:
+            return None
+    if isinstance(v, (int, float)):  # subclasses (a numpy float)
+        return float(v)
+    return None
+
+
+def finite_num(v: Any) -> float | None:
+    """num(v), but None for NaN and the infinities too: a recorded value to compare with."""
+    x = num(v)
+    return x if x is not None and math.isfinite(x) else None
+
+
+def row_text(v: Any) -> str:
+    """A row's text field as both run readers read it: missing → "", text as is, anything else as
+    its JSON."""
+    if v.__class__ is str:
+        return v
+    if v is None:
+        return ""
+    return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+
+
+def _explicit_retrieved(raw: Any) -> tuple[Retrieved, ...] | None:
+    if not isinstance(raw, list):
+        return None
+    out = []
+    for rank, entry in enumerate(raw, start=1):
+        if isinstance(entry, str):
+            out.append(Retrieved(entry, rank))
+        elif isinstance(entry, dict):
+            rid = entry.get("round", entry.get("round_id"))
+            if isinstance(rid, str):
+                out.append(Retrieved(rid, rank, num(entry.get("score")), num(entry.get("recency_age"))))
+    return tuple(out)
+
+
+def _upstream_retrieved(runtime: Any) -> tuple[Retrieved, ...] | None:
+    """Upstream semantic-RAG logs: seed_round_ids in rank order; top_candidates scores for the top 5."""
+    if not isinstance(runtime, dict):
+        return None
+    seeds = runtime.get("seed_round_ids")
+    if not isinstance(seeds, list):
+        return None
+    scores: dict[str, float] = {}
+    for c in runtime.get("top_candidates") or []:
+        if isinstance(c, dict):
+            rid = c.get("round_id", c.get("round"))
+            s = num(c.get("score"))
+            if isinstance(rid, str) and s is not None:
+                scores[rid] = s
+    return tuple(Retrieved(r, i, scores.get(r)) for i, r in enumerate(seeds, start=1) if isinstance(r, str))
+
+
+def retrieved_of(row: Mapping[str, Any]) -> tuple[Retrieved, ...] | None:
+    """Ranked retrieval, best first, from our `retrieved` or upstream's `method_runtime` logs; None
+    when the row logged none."""
+    found = _explicit_retrieved(row.get("retrieved"))
+    return found if found is not None else _upstream_retrieved(row.get("method_runtime"))
+
+
+def delivered_of(row: Mapping[str, Any], history_source: str | None) -> tuple[str, ...] | None:
+    """The round ids placed in the reader's request, from (first that is there): our `delivered`;
+    upstream semantic-RAG `method_runtime.selected_round_ids`; upstream `context_round_ids` (every
+    run of the MemEye runner logs it: for full-context runs, every round in the history); for a
+    clue-only run, its clue rounds. An empty `context_round_ids` is unknown, not "nothing": the
+    runner logs [] for agentic methods, whose history it never sees."""
+    raw = row.get("delivered")
+    runtime = row.get("method_runtime")
+    if raw is None and isinstance(runtime, dict) and isinstance(runtime.get("selected_round_ids"), list):
+        raw = runtime["selected_round_ids"]
+    if raw is None and isinstance(row.get("context_round_ids"), list) and row["context_round_ids"]:
+        raw = row["context_round_ids"]
+    if raw is None and history_source == "clue_only" and isinstance(row.get("clue_rounds"), list):
+        raw = row["clue_rounds"]  # the oracle: the gold clue rounds are what it delivered
+    return tuple(d for d in raw if isinstance(d, str)) if isinstance(raw, list) else None
+
+
+def rotations_of(row: Mapping[str, Any]) -> tuple[RotationResult, ...]:
+    """The `rotations` list's entries that are objects, as logged (in the order logged)."""
+    raw = row.get("rotations")
+    if not isinstance(raw, list):
+        return ()
+    out = []
+    for i, r in enumerate(raw):
+        if not isinstance(r, dict):
+            continue
+        idx = r.get("rotation_idx", i)
+        choice = r.get("choice")
+        pos = r.get("correct_position")
+        pred = r.get("pred")
+        out.append(RotationResult(
+            rotation_idx=idx if isinstance(idx, int) else i,
+            correct_position=pos if isinstance(pos, str) else None,
+            choice=choice if isinstance(choice, str) and choice else None,
+            em=num(r.get("em")),
+            pred=pred if isinstance(pred, str) else "",
+        ))
+    return tuple(out)
+
+
+def choices_of_row(row: Mapping[str, Any], mode: str) -> tuple | None:
+    """Per-rotation choices from an upstream row: the `rotations` list's `choice`s, each at its
+    rotation; a legacy MCQ row's single `choice`; None for open rows and rows that logged no choice."""
+    if mode != "mcq":
+        return None
+    rots = row.get("rotations")
+    if rots.__class__ is list and rots:
+        try:  # the usual case, rotations logged in order: one pass
+            if [r["rotation_idx"] for r in rots] == list(range(len(rots))):
+                return tuple([SHARED_LETTERS.get(c, c) if (c := r.get("choice")).__class__ is str else c for r in rots])
+        except (TypeError, KeyError):
+            pass
+        dicts = [r if isinstance(r, dict) else {} for r in rots]
+        idx = [r.get("rotation_idx") for r in dicts]
+        if all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < 64 for i in idx) \
+                and len(set(idx)) == len(idx):
+            # Place each choice at its rotation: a runner may log rotations out of order.
+            out: list[Any] = [None] * (max(idx) + 1)
+            for i, r in zip(idx, dicts):
+                out[i] = r.get("choice")
+            return tuple(out)
+        return tuple(r.get("choice") for r in dicts)
+    c = row.get("choice")
+    return (c,) if isinstance(c, str) else None

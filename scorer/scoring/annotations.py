@@ -1,0 +1,34 @@
+"""The annotation store's current state for a report: every label, verdict and oracle act as one
+DataFrame with a `kind` column (`ctx.annotations`), and its inputs record (acts per kind, a digest)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+ANNOTATION_KINDS = ("label", "verdict", "oracle")
+
+
+def read_annotations(db: str | Path, study: str | None) -> tuple[pd.DataFrame, dict]:
+    # Imported here, for start-up speed: pandas loads while the runs are read (scorer.scoring.pipeline),
+    # and the store (SQLite) only with --db.
+    import pandas as pd
+
+    from scorer.store import Store
+
+    parts = []
+    with Store(db, create=False) as store:
+        for kind in ANNOTATION_KINDS:
+            f = store.frame(kind, study)
+            f.insert(0, "kind", kind)
+            parts.append(f)
+    frame = pd.concat([p for p in parts if not p.empty], ignore_index=True) if any(not p.empty for p in parts) \
+        else pd.concat(parts, ignore_index=True)
+    canon = frame.drop(columns=[c for c in ("event_id",) if c in frame]).sort_values(["uid"]) if "uid" in frame else frame
+    digest = hashlib.sha256(canon.to_json(orient="records", force_ascii=False).encode()).hexdigest()
+    counts = {k: int((frame["kind"] == k).sum()) for k in ANNOTATION_KINDS}
+    return frame, {"db": Path(db).as_posix(), "study": study, "acts": counts, "sha256": digest}

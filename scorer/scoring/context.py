@@ -1,0 +1,122 @@
+"""The scoring context of a report: the benchmark and runs (read from their paths, or as already
+loaded), the joined predictions frame scored (scorer.scoring.scored), the annotations, and the
+inputs record.
+
+The frame has the columns of the readers' joined frame (one row per prediction row that joins to an
+item; scorer.load.lean builds it, from the files or from loaded runs, same values) with the answer
+scores set as DESIGN §5 defines them, a `family` column (text / multimodal / other) and `choices`;
+where several run folders score the same (backbone, method, mode, item), the last folder's row is
+kept and a warning says so. `ctx.annotations` is the store's current state of label, verdict and
+oracle acts, one DataFrame with a `kind` column (None without a database).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scorer.load.lean import frame_from_runs, read_frame, run_folders
+from scorer.load.memeye import load_benchmark
+from scorer.model import Benchmark, Run
+from scorer.scoring import inputs as record
+from scorer.scoring.annotations import read_annotations
+from scorer.scoring.scored import score_answers
+from scorer.sections.base import ScoreContext, ScoreOptions
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+Progress = Callable[[str, int, int], None]  # (stage description, done, total)
+
+
+@dataclass
+class ReadRuns:
+    runs: list[Run]
+    frame: pd.DataFrame  # the joined frame, not scored yet
+    files: list[tuple[str, str]]  # (path, sha256) of every file read
+    unmatched: int  # prediction rows that join to no item
+    paths: list[str | Path]  # as given, or the loaded runs' folders
+    reader: str  # "full" (raw rows kept) or "lean"
+
+
+def is_loaded(runs: Sequence[Any]) -> bool:
+    """Whether `runs` are Run objects (already read, with their rows) rather than paths."""
+    if not runs or not isinstance(runs[0], Run):
+        return False
+    if not all(isinstance(r, Run) for r in runs):
+        raise TypeError("runs: either run folder paths or Run objects, not both")
+    return True
+
+
+def read_runs(bench: Benchmark, runs: Sequence[str | Path] | Sequence[Run], options: ScoreOptions, needs_raw: bool,
+              note: Progress, meanwhile: Callable[[], Any] | None = None) -> ReadRuns:
+    """The runs and their joined frame: loaded Run objects as they are; paths by the full reader
+    (load_runs, raw rows kept) or, without `needs_raw`, the lean one (columns only; `meanwhile`
+    runs in this process while forked workers read)."""
+    if is_loaded(runs):
+        loaded = list(runs)
+        frame, unmatched = frame_from_runs(bench, loaded, options.names)
+        files = [f for r in loaded for f in record.run_files(r.folder)]
+        return ReadRuns(loaded, frame, files, unmatched, list(dict.fromkeys(str(r.folder) for r in loaded)), "full")
+    if needs_raw:
+        from scorer.load.runs import load_runs  # the full reader: only for sections that read raw rows
+
+        folders = run_folders(runs)
+        note("reading runs", 0, len(folders))
+        loaded = load_runs(folders, benchmark=bench)
+        frame, unmatched = frame_from_runs(bench, loaded, options.names)
+        files = [f for r in loaded for f in record.run_files(r.folder)]
+        return ReadRuns(loaded, frame, files, unmatched, list(runs), "full")
+    lean = read_frame(bench, runs, options.names,
+                      progress=lambda done, total: note("reading runs", done, total), meanwhile=meanwhile)
+    return ReadRuns(list(lean.runs), lean.frame, [(p, h) for p, h, _ in lean.files], lean.unmatched, list(runs),
+                    "lean")
+
+
+def build_context(
+    bench: str | Path | Benchmark,
+    runs: Sequence[str | Path] | Sequence[Run],
+    db: str | Path | None = None,
+    options: ScoreOptions | None = None,
+    needs_raw: bool = True,
+    allow_outside_root: bool = False,
+    progress: Progress | None = None,
+    meanwhile: Callable[[], Any] | None = None,
+) -> tuple[ScoreContext, dict, list[str]]:
+    """(context, inputs record, warnings). `bench` and `runs` are paths, or already loaded (a
+    Benchmark; Run objects as scorer.load.runs.load_runs reads them, rows included). `meanwhile`
+    (the lean reader only) runs in this process while forked workers read the runs."""
+    options = options or ScoreOptions()
+    note = progress or (lambda *_: None)
+    warnings: list[str] = []
+    if isinstance(bench, Benchmark):
+        benchmark, bench_path = bench, bench.root
+    else:
+        note("reading the benchmark", 0, 1)
+        benchmark, bench_path = load_benchmark(bench, allow_outside_root=allow_outside_root), bench
+    inputs: dict[str, Any] = {"benchmark": record.benchmark_record(benchmark, bench_path)}
+    read = read_runs(benchmark, runs, options, needs_raw, note, meanwhile)
+    inputs["runs"] = record.runs_record(read.paths, read.files, len(read.runs), read.reader)
+    if not read.runs:
+        warnings.append("no run folder (a folder with predictions.jsonl) under "
+                        + ", ".join(Path(p).as_posix() for p in read.paths) + ": nothing to score")
+    if read.unmatched:
+        warnings.append(f"{read.unmatched} prediction row(s) match no benchmark item and are not scored "
+                        "(`memscope validate` lists them)")
+    note("scoring answers", 0, 1)
+    frame, rows, checks, found = score_answers(read.frame, benchmark, read.runs, options, read.unmatched)
+    warnings += found
+    annotations = None
+    if db is not None:
+        note("reading annotations", 0, 1)
+        annotations, inputs["annotations"] = read_annotations(db, options.study)
+    else:
+        inputs["annotations"] = None
+    inputs["rows"] = rows
+    inputs["options"] = record.options_record(options, checks.get("judge_scale"))
+    inputs["checks"] = {k: v for k, v in checks.items() if k != "judge_scale"}  # what was withheld, and why
+    inputs["versions"] = record.versions()
+    ctx = ScoreContext(bench=benchmark, runs=read.runs, frame=frame, annotations=annotations, options=options)
+    return ctx, inputs, warnings

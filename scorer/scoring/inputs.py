@@ -1,0 +1,103 @@
+"""What a report records about its inputs (DESIGN §5: file paths, content hashes, options, versions),
+so that every table can be reproduced: the `inputs` block of report.json, less the row counts and
+checks, which the context adds as it scores."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from scorer import __version__
+from scorer.model import Benchmark
+from scorer.sections.base import ScoreOptions
+
+
+def sha256_file(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def digest_of(files: Sequence[Mapping[str, str]]) -> str:
+    """One sha256 over a list of {path, sha256}: changes when any file or name changes."""
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f"{f['path']}\t{f['sha256']}\n".encode())
+    return h.hexdigest()
+
+
+def _rel(path: str | Path, base: Path) -> str:
+    # abspath, not resolve(): no file-system calls for each of thousands of run files
+    try:
+        return Path(os.path.abspath(path)).relative_to(os.path.abspath(base)).as_posix()
+    except ValueError:
+        return Path(path).as_posix()
+
+
+def _rel_to_any(path: str, bases: Iterable[str | Path]) -> str:
+    """`path` as the first base that holds it (as given) joined with its path below that base;
+    string work only (thousands of run files: Path objects cost a tenth of a second here)."""
+    p = os.path.abspath(path)
+    for b in bases:
+        root = os.path.abspath(b)
+        if p == root:
+            return Path(b).as_posix()
+        if p.startswith(root.rstrip(os.sep) + os.sep):
+            rel = p[len(root.rstrip(os.sep)) + 1:].replace(os.sep, "/")
+            return Path(b).as_posix().rstrip("/") + "/" + rel
+    return Path(path).as_posix()
+
+
+def benchmark_record(bench: Benchmark, path: str | Path) -> dict[str, Any]:
+    """The benchmark as given (`path`), with every dialog file's sha256 and one digest over them."""
+    paths = sorted({f for t in bench.tasks for f in t.files})
+    files = [{"path": _rel(f, bench.root), "sha256": sha256_file(f)} for f in paths]
+    return {"path": Path(path).as_posix(), "files": files, "digest": digest_of(files)}
+
+
+def runs_record(paths: Sequence[str | Path], files: Iterable[tuple[str, str]], folders: int,
+                reader: str) -> dict[str, Any]:
+    """The run paths as given, the run folders' files (path below the path given, sha256), one
+    digest over them, and which reader read them ("full": with the raw rows; "lean": columns only)."""
+    listed = [{"path": _rel_to_any(p, paths), "sha256": h} for p, h in sorted(files)]
+    return {"paths": [Path(p).as_posix() for p in paths], "folders": folders, "files": listed,
+            "reader": reader, "digest": digest_of(listed)}
+
+
+def run_files(folder: Path) -> list[tuple[str, str]]:
+    """(path, sha256) of the files a run folder is read from."""
+    out = []
+    for name in ("config.json", "metrics.json", "predictions.jsonl"):
+        p = folder / name
+        if p.is_file():
+            out.append((str(p), sha256_file(p)))
+    return out
+
+
+def options_record(options: ScoreOptions, judge_scale: str | None) -> dict[str, Any]:
+    return {
+        "seed": options.seed, "resamples": options.resamples, "k": options.k, "judge_levels": options.judge_levels,
+        "compare": [list(p) for p in options.compare], "clustered": options.clustered, "study": options.study,
+        "rotations": options.rotations, "judge_scale": judge_scale,
+        "mark_all": options.mark_all,  # best/second marked among reference baselines too
+        "recompute_text_metrics": options.recompute_text_metrics,
+        "extra": {str(k): v for k, v in (options.extra or {}).items()},  # section options (stage pairs, …)
+    }
+
+
+def versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version  # only when a report is built
+
+    out = {"memscope": __version__, "python": platform.python_version()}
+    for dist in ("numpy", "pandas", "nltk", "krippendorff"):
+        try:
+            out[dist] = version(dist)  # metadata only: importing nltk would cost seconds
+        except PackageNotFoundError:  # pragma: no cover
+            pass
+    return out

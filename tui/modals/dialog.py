@@ -1,0 +1,27 @@
+"""What every dialog shares: a centred box, esc cancels (dismissing with None)."""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from textual.binding import Binding
+from textual.screen import ModalScreen
+
+ResultT = TypeVar("ResultT")
+
+_CSS = """
+Dialog { align: center middle; }
+Dialog > Vertical { width: 84; height: auto; border: round $accent; background: $surface; padding: 0 1; }
+Dialog .dialog-title { text-style: bold; margin-bottom: 1; }
+Dialog .dialog-hint { color: $text-muted; margin-top: 1; }
+"""
+
+
+class Dialog(ModalScreen[ResultT | None]):
+    """A dialog returning a `ResultT`, or None when cancelled."""
+
+    DEFAULT_CSS = _CSS
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="dialog.cancel")]
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
