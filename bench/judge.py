@@ -27,8 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO))  # run as a script from anywhere: the project's packages
 
 from scorer.cli import main as cli  # noqa: E402
 from scorer.judge.cache import JudgeCache, make_key  # noqa: E402

@@ -36,14 +36,8 @@ def build_parser(extra: Sequence[Extender] = (), command: str | None = None) -> 
     if command is not None and command in sub.choices:
         return parser  # an extender's command (`tui`)
     wanted = COMMANDS if command is None or _module_of(command) not in COMMANDS else (_module_of(command),)
-    for name in wanted:
-        try:
-            module = importlib.import_module(f"scorer.commands.{name}")
-        except ModuleNotFoundError as err:
-            if err.name != f"scorer.commands.{name}":
-                raise
-            continue  # a command not built in this checkout
-        module.register(sub)
+    for name in wanted:  # every command in COMMANDS ships: a missing one is a broken install, said loudly
+        importlib.import_module(f"scorer.commands.{name}").register(sub)
     return parser
 
 

@@ -7,13 +7,11 @@ come from a real model, so they are checked with a tolerance; the counts are exa
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from scorer.cli import main
-
-LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "peer-data" / "locomo10.json"
+from tests.paths import LOCOMO
 
 pytestmark = [
     pytest.mark.skipif(not LOCOMO.exists(), reason="peer data (locomo10.json) is absent"),
@@ -73,12 +71,9 @@ def test_answer_tables_skip_the_retrieval_only_run(report: dict) -> None:
 async def test_app_shows_evidence_turns_beside_the_retrieved_ones(report: dict) -> None:
     """The imported benchmark opens in the app with the retrieval run: an item's gold evidence turns
     are listed, and the run's tab shows the ranked retrieved turns with the gold ones marked."""
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).parent / "tui"))
-    from apphelpers import screen_text, settle
     from textual.widgets import DataTable
 
+    from tests.tui.apphelpers import screen_text, settle
     from tui.app import make_app
     from tui.media import image as img
 

@@ -10,19 +10,17 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
 
-ANNOTATION_KINDS = ("label", "verdict", "oracle")
-
 
 def read_annotations(db: str | Path, study: str | None) -> tuple[pd.DataFrame, dict]:
     # Imported here, for start-up speed: pandas loads while the runs are read (scorer.scoring.pipeline),
     # and the store (SQLite) only with --db.
     import pandas as pd
 
-    from scorer.store import Store
+    from scorer.store import DECISION_KINDS, Store  # the kinds whose latest act stands
 
     parts = []
     with Store(db, create=False) as store:
-        for kind in ANNOTATION_KINDS:
+        for kind in DECISION_KINDS:
             f = store.frame(kind, study)
             f.insert(0, "kind", kind)
             parts.append(f)
@@ -30,5 +28,5 @@ def read_annotations(db: str | Path, study: str | None) -> tuple[pd.DataFrame, d
         else pd.concat(parts, ignore_index=True)
     canon = frame.drop(columns=[c for c in ("event_id",) if c in frame]).sort_values(["uid"]) if "uid" in frame else frame
     digest = hashlib.sha256(canon.to_json(orient="records", force_ascii=False).encode()).hexdigest()
-    counts = {k: int((frame["kind"] == k).sum()) for k in ANNOTATION_KINDS}
+    counts = {k: int((frame["kind"] == k).sum()) for k in DECISION_KINDS}
     return frame, {"db": Path(db).as_posix(), "study": study, "acts": counts, "sha256": digest}

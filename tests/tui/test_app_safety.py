@@ -6,18 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from apphelpers import (
-    ESC_SHOWN,
-    LINK,
-    MARKUP,
-    TASK,
-    inj,
-    pictures_done,
-    screen_lines,
-    screen_text,
-    settle,
-    write_injection_bench,
-)
+from tests.builders.benchmarks import ESC_SHOWN, INJECTION_TASK, LINK, MARKUP, inj, write_injection_bench
+from tests.tui.apphelpers import pictures_done, screen_lines, screen_text, settle
 from tui.app import make_app
 from tui.messages import OpenRound
 
@@ -103,10 +93,10 @@ async def test_corrupt_clue_image_placeholder_in_the_item_screen(tmp_path):
     import json
 
     root = write_injection_bench(tmp_path / "b")
-    for name in (f"{TASK}.json", f"{TASK}_Open.json"):
+    for name in (f"{INJECTION_TASK}.json", f"{INJECTION_TASK}_Open.json"):
         p = root / "dialog" / name
         d = json.loads(p.read_text())
-        d["multi_session_dialogues"][1]["dialogues"][0]["input_image"] = [f"image/{TASK}/corrupt.png"]
+        d["multi_session_dialogues"][1]["dialogues"][0]["input_image"] = [f"image/{INJECTION_TASK}/corrupt.png"]
         p.write_text(json.dumps(d))
     app = make_app(root, [root / "runs"])
     async with app.run_test(size=WIDE) as pilot:

@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 from textual.widgets import DataTable, Tab, Tabs
 
-from apphelpers import DEMO, SIZE, demo_app, demo_db, screen_text, settle
 from scorer.counts import benchmark_counts
 from scorer.model import X_LABELS, Y_LABELS
+from tests.paths import DEMO
+from tests.tui.apphelpers import SIZE, demo_app, demo_db, screen_text, settle
 from tui.screens.compare import CompareScreen
 from tui.screens.help import HelpScreen
 from tui.screens.item import ItemScreen

@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 from textual.widgets import DataTable
 
-from apphelpers import REPO, SIZE, settle
+from tests.paths import REPO
+from tests.tui.apphelpers import SIZE, settle
 from tui.app import make_app
 from tui.media import image as img
 from tui.widgets.run_panel import RunPanel

@@ -8,9 +8,10 @@ import re
 
 import pytest
 
-from apphelpers import DEMO, ESC, MARKUP, TASK, write_injection_bench
 from scorer.load.runs import load_runs
 from scorer.model import X_LABELS, Y_LABELS
+from tests.builders.benchmarks import ESC, INJECTION_TASK, MARKUP, write_injection_bench
+from tests.paths import DEMO
 from tui.casecard import export_case, latex, md, tex
 from tui.evidence import latest_round, run_evidence, stale_clues
 from tui.state import RIGHT, Filter, load_state, matches, score_of
@@ -88,7 +89,7 @@ def test_every_filter_field_is_checked():
 def test_run_evidence_marks_latest_stale_and_dropped(tmp_path):
     root = write_injection_bench(tmp_path / "b")
     st = load_state(root, [root / "runs"])
-    item = st.bench.item(f"{TASK}:1", "mcq")
+    item = st.bench.item(f"{INJECTION_TASK}:1", "mcq")
     task = st.task(item)
     assert latest_round(task, item) == "D2:1"
     assert stale_clues(task, item) == {"D1:1"}
@@ -105,7 +106,7 @@ def test_run_evidence_marks_latest_stale_and_dropped(tmp_path):
 def test_case_card_escapes_text_and_copies_images(tmp_path):
     root = write_injection_bench(tmp_path / "b")
     st = load_state(root, [root / "runs"], exports_dir=tmp_path / "exports")
-    item = st.bench.item(f"{TASK}:1", "open")
+    item = st.bench.item(f"{INJECTION_TASK}:1", "open")
     paths = export_case(st, item)
     md_path, tex_path, *images = paths
     assert md_path.parent == (tmp_path / "exports" / "Inj_Task_1_open").resolve()

@@ -12,8 +12,8 @@ import re
 import pytest
 from textual.binding import Binding
 
+from tests.tui.apphelpers import SIZE, demo_app, settle
 import tui
-from apphelpers import SIZE, demo_app, settle
 from tui.screens.help import HelpScreen
 from tui.screens.item import ItemScreen
 from tui.screens.items import ItemsScreen

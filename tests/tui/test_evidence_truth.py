@@ -21,13 +21,14 @@ from dataclasses import dataclass
 
 import pytest
 
-from apphelpers import DEMO, settle
 from scorer.metrics.delivery import not_delivered
 from scorer.scoring import build_context
 from scorer.sections import delivery as delivery_section
 from scorer.sections import evidence as evidence_section
 from scorer.sections.base import DEFAULT_K
 from scorer.sections.evidence_records import collect
+from tests.paths import DEMO
+from tests.tui.apphelpers import settle
 from tui.casecard import latex, markdown, tex
 from tui.widgets.run_panel import PANELS, body_text
 

@@ -16,7 +16,7 @@ import tomllib
 
 import pytest
 
-from apphelpers import REPO
+from tests.paths import REPO
 
 FORBIDDEN = ("textual", "textual_image")
 

@@ -1,0 +1,132 @@
+"""The lean reader's fast path (msgspec, only the fields the scores need) gives the same frame as
+the general path, and rows the fast schema does not fit fall back to the general path."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from scorer.load.frame import COLUMNS, predictions_frame
+from scorer.load import lean
+from scorer.load.lean import read_frame
+from scorer.load.memeye import load_benchmark
+from scorer.load.runs import load_runs
+from tests.builders.benchmarks import write_labelled_bench
+from tests.builders.runs import mcq_row, open_row, write_labelled_run
+
+LABELS = [("X1", "Y1"), ("X2", "Y2"), ("X3", "Y3"), ("X4", "Y1")]
+
+
+def _same_as_full(root, runs):
+    bench = load_benchmark(root)
+    full = predictions_frame(bench, load_runs(runs))
+    got = read_frame(bench, runs)
+    assert len(got.frame) == len(full) > 0
+    for col in COLUMNS:
+        assert full[col].equals(got.frame[col]), col
+    return got
+
+
+def _rows_kinds(path):
+    lines = [ln for ln in path.read_bytes().split(b"\n") if ln.strip()]
+    return lean._decode_rows(lines, path, list(range(1, len(lines) + 1)))[0].__class__
+
+
+@pytest.mark.parametrize("variant", ["typed", "string score", "rotation not an object", "rotations out of order",
+                                     "bool and int scores", "odd fields"])
+def test_fast_and_general_paths_agree(tmp_path, variant):
+    root = write_labelled_bench(tmp_path / "b", "T", LABELS)
+    mcq = [mcq_row(i, c) for i, c in zip(range(1, 5), (4, 3, 0, 2))]
+    opn = [open_row(i, j) for i, j in zip(range(1, 5), (1.0, 0.5, 0.0, 0.25))]
+    if variant == "string score":
+        opn[1]["judge"] = "0.5"  # a runner that logged the score as text
+    elif variant == "rotation not an object":
+        mcq[2]["rotations"][1] = "B"
+    elif variant == "rotations out of order":
+        mcq[0]["rotations"].reverse()
+    elif variant == "bool and int scores":
+        mcq[1]["em"], mcq[1]["exact_match"], opn[0]["judge"] = 1, True, 1
+    elif variant == "odd fields":
+        mcq[3]["idx"], opn[2]["pred"], opn[3]["gt"] = 4.0, {"text": "a dict"}, ["a", "list"]
+        mcq[0]["valid_choice"], mcq[1]["abstained"] = "yes", False
+    runs = tmp_path / "runs"
+    f1 = write_labelled_run(runs, "T", "gpt", "fc_v", "multimodal", "mcq", mcq)
+    f2 = write_labelled_run(runs, "T", "gpt", "fc_v", "multimodal", "open", opn, stamp="20260101_000001")
+    got = _same_as_full(root, runs)
+    assert (_rows_kinds(f1 / "predictions.jsonl") is lean._Row) == (variant != "rotation not an object")
+    assert (_rows_kinds(f2 / "predictions.jsonl") is lean._Row) == (variant != "string score")
+    if variant == "string score":
+        assert got.frame.loc[got.frame["mode"] == "open", "judge"].tolist() == [1.0, 0.5, 0.0, 0.25]
+
+
+def test_a_broken_line_is_still_named(tmp_path):
+    from scorer.errors import DataError
+
+    root = write_labelled_bench(tmp_path / "b", "T", LABELS)
+    folder = write_labelled_run(tmp_path / "runs", "T", "gpt", "fc_v", "multimodal", "open", [open_row(1, 1.0), open_row(2, 0.0)])
+    path = folder / "predictions.jsonl"
+    path.write_text(path.read_text() + '{"idx": 3, "mode": \n')
+    with pytest.raises(DataError, match=r"predictions.jsonl:3:"):
+        read_frame(load_benchmark(root), tmp_path / "runs")
+
+
+def test_shared_answer_objects_do_not_change_values(tmp_path):
+    root = write_labelled_bench(tmp_path / "b", "T", LABELS)
+    runs = tmp_path / "runs"
+    for k in range(3):
+        write_labelled_run(runs, "T", f"m{k}", "fc_v", "multimodal", "mcq", [mcq_row(i, 4) for i in range(1, 5)],
+                  stamp=f"20260101_00000{k}")
+    got = _same_as_full(root, runs)
+    choices = got.frame["choices"].tolist()
+    assert choices[0] == ("A", "B", "C", "D") and all(c is choices[0] for c in choices)  # one object
+    assert np.array_equal(got.frame["em"].to_numpy(), np.ones(12))
+    assert json.loads(json.dumps(choices[0])) == ["A", "B", "C", "D"]
+
+
+def _many_runs(tmp_path, n_runs: int):
+    root = write_labelled_bench(tmp_path / "b", "T", LABELS)
+    runs = tmp_path / "runs"
+    for k in range(n_runs):
+        rows = [mcq_row(i, (i + k) % 5) for i in range(1, 5)] if k % 2 else [open_row(i, (i * k % 4) / 4) for i in range(1, 5)]
+        write_labelled_run(runs, "T", f"model{k:03d}", "fc_v", "multimodal", "mcq" if k % 2 else "open", rows, stamp=f"20260101_{k:06d}")
+    return root, runs
+
+
+def test_workers_read_the_same_frame_in_the_same_order(tmp_path, monkeypatch):
+    root, runs = _many_runs(tmp_path, 70)
+    bench = load_benchmark(root)
+    frames = {}
+    for workers in ("1", "3"):
+        monkeypatch.setenv("MEMSCOPE_READ_WORKERS", workers)
+        got = read_frame(bench, runs)
+        frames[workers] = (got.frame, [r.backbone for r in got.runs], got.files)
+    one, three = frames["1"], frames["3"]
+    assert one[1] == three[1] and one[2] == three[2] and len(one[0]) == 280
+    for col in COLUMNS:
+        assert one[0][col].equals(three[0][col]), col
+
+
+def test_an_error_in_a_workers_part_is_one_line(tmp_path, monkeypatch):
+    from scorer.errors import UserError
+
+    root, runs = _many_runs(tmp_path, 70)
+    last = sorted(runs.rglob("predictions.jsonl"))[-1]  # read by the last worker
+    last.write_text(last.read_text() + "{not json\n")
+    monkeypatch.setenv("MEMSCOPE_READ_WORKERS", "3")
+    with pytest.raises(UserError, match=r"model069_fc_v_mcq/predictions.jsonl:5:2: invalid JSON"):
+        read_frame(load_benchmark(root), runs)
+
+
+def test_parts_are_contiguous_and_balanced_by_bytes(tmp_path):
+    folders = []
+    for k, size in enumerate([10, 10, 10, 10, 1000, 10, 10, 10]):
+        f = tmp_path / f"r{k}"
+        f.mkdir()
+        (f / "predictions.jsonl").write_bytes(b"x" * size)
+        folders.append(f)
+    parts = lean._balanced_parts(folders, 3)
+    assert [p for part in parts for p in part] == folders and len(parts) <= 3
+    assert folders[4] in parts[0] or folders[4] in parts[1]  # the big file ends a part, not hides in one
+    assert lean._balanced_parts(folders[:1], 4) == [folders[:1]]

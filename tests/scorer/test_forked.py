@@ -1,0 +1,140 @@
+"""scorer.forked: work in forked processes gives what the same work gives in this process, and a
+piece that fails or whose worker dies is computed again here (so its error is the usual one)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from scorer.cli import main
+from scorer.forked import fork_map, worker_count
+from tests.paths import DEMO, REPO
+
+PARENT = os.getpid()
+
+
+def square_with_pid(x: int) -> tuple[int, int]:
+    return x * x, os.getpid()
+
+
+def test_results_in_input_order_and_computed_in_workers():
+    got = fork_map(square_with_pid, list(range(12)), workers=2, order=list(reversed(range(12))))
+    assert [v for v, _ in got] == [x * x for x in range(12)]
+    assert any(pid != PARENT for _, pid in got)
+
+
+def test_one_worker_means_this_process():
+    assert all(pid == PARENT for _, pid in fork_map(square_with_pid, [1, 2, 3], workers=1))
+
+
+def fails_on_three(x: int) -> int:
+    if x == 3:
+        raise KeyError("three")
+    return x
+
+
+def test_an_error_surfaces_as_itself_in_the_caller():
+    with pytest.raises(KeyError, match="three"):
+        fork_map(fails_on_three, [1, 2, 3, 4], workers=2)
+
+
+def dies_in_a_worker(x: int) -> tuple[int, int]:
+    if os.getpid() != PARENT and x == 2:
+        os._exit(9)  # the worker is killed mid-piece (as by the OOM killer)
+    return x, os.getpid()
+
+
+def test_a_dead_worker_costs_time_not_results():
+    got = fork_map(dies_in_a_worker, [1, 2, 3], workers=2)
+    assert [v for v, _ in got] == [1, 2, 3]
+    assert dict(got)[2] == PARENT  # recomputed here
+
+
+def test_worker_count_follows_the_environment(monkeypatch):
+    monkeypatch.setenv("MEMSCOPE_SECTION_WORKERS", "3")
+    assert worker_count(10) == 3 and worker_count(2) == 2
+    monkeypatch.setenv("MEMSCOPE_SECTION_WORKERS", "1")
+    assert worker_count(10, default=4) == 1
+    monkeypatch.setenv("MEMSCOPE_SECTION_WORKERS", "lots")
+    assert worker_count(10) == 1
+
+
+@pytest.mark.needs_demo
+def test_sections_in_workers_give_the_same_report(tmp_path, monkeypatch):
+    reports = {}
+    for workers in ("1", "3"):
+        monkeypatch.setenv("MEMSCOPE_SECTION_WORKERS", workers)
+        out = tmp_path / workers
+        assert main(["score", str(DEMO), "--runs", str(DEMO / "runs"), "--compare", "SRAG(V):FC(V)",
+                     "--resamples", "500", "--out", str(out), "--format", "json,md"]) == 0
+        reports[workers] = ((out / "report.json").read_bytes(), (out / "report.md").read_bytes())
+    assert reports["1"] == reports["3"]
+    data = json.loads(reports["3"][0])
+    assert data["matrix"] and data["bootstrap"] and data["caption_proof"]
+
+
+
+def test_no_fork_from_a_threaded_process(monkeypatch):
+    import threading
+
+    monkeypatch.setenv("MEMSCOPE_SECTION_WORKERS", "3")
+    assert worker_count(5) == 3
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    try:
+        assert worker_count(5) == 1  # the app scores in a worker thread: everything stays in-process
+        assert all(pid == PARENT for _, pid in fork_map(square_with_pid, [1, 2, 3], worker_count(3)))
+    finally:
+        stop.set()
+        t.join()
+
+
+def test_the_registry_lists_every_section_module_once_and_is_their_only_record():
+    import ast
+
+    from scorer.sections.registry import SECTIONS, name_of
+
+    with_build = set()
+    for path in sorted((REPO / "scorer" / "sections").glob("*.py")):
+        body = ast.parse(path.read_text(encoding="utf-8")).body
+        if any(isinstance(n, ast.FunctionDef) and n.name == "build" for n in body):
+            with_build.add(f"scorer.sections.{path.stem}")
+        copies = [t.id for n in body if isinstance(n, ast.Assign) for t in n.targets
+                  if isinstance(t, ast.Name) and t.id in ("NEEDS_RAW", "COST")]
+        assert not copies, (path.name, copies)  # the registry's facts, not the module's
+    assert sorted(s.module for s in SECTIONS) == sorted(with_build)
+    assert len({s.name for s in SECTIONS}) == len(SECTIONS)
+    for s in SECTIONS:
+        assert s.load().NAME == s.name == name_of(s.module)
+
+
+@pytest.mark.needs_demo
+def test_sections_the_registry_calls_lean_give_the_same_data_from_either_reader():
+    from scorer.scoring import score
+    from scorer.sections.base import ScoreOptions
+    from scorer.sections.registry import SECTIONS
+
+    lean = [s.name for s in SECTIONS if not s.raw]
+    opts = ScoreOptions(resamples=200, compare=(("SRAG(V)", "FC(V)"),))
+    a = score(DEMO, [DEMO / "runs"], options=opts, sections=lean, lean=True).json_data()
+    b = score(DEMO, [DEMO / "runs"], options=opts, sections=lean, lean=False).json_data()
+    assert a["inputs"]["runs"]["reader"] == "lean" and b["inputs"]["runs"]["reader"] == "full"
+    for name in lean:
+        assert a[name] == b[name], name
+    assert a["matrix"] and a["bootstrap"] and a["caption_proof"]
+
+
+@pytest.mark.needs_demo
+def test_runs_read_while_sections_load_give_the_same_report(tmp_path, monkeypatch):
+    from scorer.scoring import score
+
+    monkeypatch.setenv("MEMSCOPE_READ_WORKERS", "2")
+    chosen = ["matrix", "position_bias", "caption_proof"]
+    overlapped = score(DEMO, [DEMO / "runs"], sections=chosen).json_data()
+    # one reader in this process takes the other path: section modules first, then the runs
+    monkeypatch.setenv("MEMSCOPE_READ_WORKERS", "1")
+    plain = score(DEMO, [DEMO / "runs"], sections=chosen).json_data()
+    assert overlapped == plain and overlapped["matrix"]
