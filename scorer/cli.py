@@ -14,6 +14,7 @@ from typing import Callable, Sequence
 
 from scorer import __version__
 from scorer.errors import UserError
+from scorer.safe_text import plain
 
 # Sub-command modules under scorer.commands, in the order `--help` lists them.
 COMMANDS = ("validate", "info", "score", "study", "annotations", "judge", "retrieve", "import_")
@@ -62,7 +63,7 @@ def run(argv: Sequence[str] | None, parser: argparse.ArgumentParser, default: Se
     try:
         return int(args.func(args) or 0)
     except UserError as err:
-        print(f"memscope: {err}", file=sys.stderr)
+        print(f"memscope: {plain(str(err))}", file=sys.stderr)  # paths, ids from data: escapes shown
         return err.exit_code
     except KeyboardInterrupt:
         print("memscope: interrupted", file=sys.stderr)

@@ -10,7 +10,8 @@ What it does with a request is scripted by markers in the prompt text (the predi
 Steps: ok (a bare JSON object), prose (JSON inside prose), fenced (```json … ```), malformed (no
 score at all), badscore (0.3: off every level), garbage (a 200 whose JSON body is broken),
 429[@seconds], 500, hang (sleep past any short
-client timeout, then answer), drop (close the connection without a word), 401.
+client timeout, then answer), drip (answer ok, one byte every `drip_seconds`, so that no single
+read ever times out), drop (close the connection without a word), 401.
 `server.queue` steps, when present, are used before any marker. Every request is logged; GET
 /v1/_stats answers {"requests": n} (for a server in another process: `python tests/judge_server.py
 [latency]` prints its URL and serves until killed).
@@ -50,8 +51,9 @@ def default_score(model: str, prompt: str) -> float:
 
 class JudgeServer:
     def __init__(self, latency: float = 0.0, hang_seconds: float = 3.0,
-                 score_fn: Callable[[str, str], float] = default_score) -> None:
+                 score_fn: Callable[[str, str], float] = default_score, drip_seconds: float = 0.5) -> None:
         self.latency, self.hang_seconds, self.score_fn = latency, hang_seconds, score_fn
+        self.drip_seconds = drip_seconds
         self.log: list[Logged] = []
         self.queue: list[str] = []
         self._seen: dict[str, int] = {}
@@ -177,6 +179,9 @@ class _Handler(BaseHTTPRequestHandler):
         if kind == "hang":
             time.sleep(srv.hang_seconds)
             kind = "ok"
+        drip = kind == "drip"
+        if drip:
+            kind = "ok"
         score = srv.score_for(model, prompt)
         obj = json.dumps({"score": score, "reasoning": f"scripted {kind} answer"})
         text = {
@@ -188,7 +193,7 @@ class _Handler(BaseHTTPRequestHandler):
         }.get(kind)
         if text is None:
             return self._send(400, {"error": {"message": f"unknown scripted step {step!r}"}})
-        self._send(200, {
+        (self._send_drip if drip else self._send)(200, {
             "id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()), "model": model,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": 20, "total_tokens": len(prompt) // 4 + 20},
@@ -196,6 +201,22 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:
         self._send_raw(status, json.dumps(payload).encode(), headers)
+
+    def _send_drip(self, status: int, payload: dict) -> None:
+        """Headers at once, then the body one byte every `drip_seconds`."""
+        data = json.dumps(payload).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.flush()
+            for i in range(len(data)):
+                self.wfile.write(data[i:i + 1])
+                self.wfile.flush()
+                time.sleep(self.owner.drip_seconds)
+        except OSError:
+            self.close_connection = True
 
     def _send_raw(self, status: int, data: bytes, headers: dict | None = None) -> None:
         try:

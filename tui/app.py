@@ -12,6 +12,11 @@ build the screen it asks for and push it.
 from __future__ import annotations
 
 import gc
+import os
+import sys
+import tempfile
+import time
+import traceback
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -20,8 +25,9 @@ from textual.binding import Binding
 from textual.reactive import reactive
 
 from scorer.errors import UserError
+from scorer.safe_text import plain
 from scorer.search import Hit, Searcher
-from tui.commands import MemscopeCommands
+from tui.commands import MemscopeCommands, Palette
 from tui.media.audio import Player
 from tui.media.image import prepare
 from tui.messages import AnnotationSaved, OpenCompare, OpenItem, OpenRound, OpenSearch, OpenStudy
@@ -71,6 +77,15 @@ class MemscopeApp(App[int]):
         self.start_mode = "study" if study else start
         self.start_study = study  # opened by the Study screen when it first shows
         self.save_state = state.save_state
+        self.crash_log: Path | None = None  # written by the first unexpected exception (see run_app)
+
+    def _handle_exception(self, error: Exception) -> None:
+        """Textual's hook for an unhandled exception (it sets return_code 1 and exits): the traceback
+        goes to a crash log instead of the terminal, and run_app prints one line naming it."""
+        if self.crash_log is None:
+            self.crash_log = write_crash_log(error)
+        super()._handle_exception(error)
+        self._exit_renderables.clear()  # no screenful of traceback: the log has it
 
     def on_mount(self) -> None:
         self.switch_mode(self.start_mode)
@@ -91,6 +106,11 @@ class MemscopeApp(App[int]):
             self.notify(STUDY_ONLY, timeout=3)
             return
         await super().action_switch_mode(mode)
+
+    def action_command_palette(self) -> None:
+        """ctrl+p: Textual's palette with a crash worked around (tui.commands.Palette)."""
+        if self.use_command_palette and not Palette.is_open(self):
+            self.push_screen(Palette(id="--command-palette"))
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -153,6 +173,43 @@ def make_app(bench: str | Path, runs: Sequence[str | Path] = (), db: str | Path 
     return MemscopeApp(state, start=start, study=study, player=player)
 
 
+def crash_dir() -> Path:
+    """Where crash logs go: $MEMSCOPE_CRASH_DIR, else $XDG_STATE_HOME/memscope (~/.local/state/memscope)."""
+    if os.environ.get("MEMSCOPE_CRASH_DIR"):
+        return Path(os.environ["MEMSCOPE_CRASH_DIR"])
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "memscope"
+
+
+def write_crash_log(error: BaseException) -> Path:
+    """The traceback of `error` in a new crash log (the temporary folder when the usual one is not
+    writable); its path."""
+    text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    name = f"crash-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+    for folder in (crash_dir(), Path(tempfile.gettempdir())):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / name
+            path.write_text(text, encoding="utf-8", errors="backslashreplace")
+            return path
+        except OSError:
+            continue
+    return Path(os.devnull)
+
+
+def run_app(app: MemscopeApp, **run_options) -> int:
+    """Run the app (App.run's options); its exit status. After an unexpected exception: 1, and one
+    line on stderr naming the crash log."""
+    result = app.run(**run_options)
+    if app.crash_log is not None:
+        error = app._exception
+        what = plain(f"{type(error).__name__}: {error}") if error is not None else "unexpected error"
+        print(f"memscope: the app stopped on an unexpected error ({what}); details in {plain(str(app.crash_log))}",
+              file=sys.stderr)
+        return app.return_code or 1
+    return int(result or 0)
+
+
 def launch(bench: str | Path, runs: Sequence[str | Path] = (), db: str | Path | None = None,
            annotator: str = "annotator", allow_outside_root: bool = False, study: str | None = None) -> int:
     """What `memscope` / `memscope tui` run. The default database is ./memscope.db when it exists."""
@@ -160,5 +217,4 @@ def launch(bench: str | Path, runs: Sequence[str | Path] = (), db: str | Path | 
         db = DEFAULT_DB
     prepare()  # the image renderer must be chosen before App.run() (DESIGN §9)
     app = make_app(bench, runs, db=db, annotator=annotator, allow_outside_root=allow_outside_root, study=study)
-    result = app.run()
-    return int(result or 0)
+    return run_app(app)

@@ -209,14 +209,37 @@ def latex(state: AppState, item: Item, runs, copied: dict[int, Path]) -> str:
     return "\n".join(out)
 
 
+class CaseCardError(ValueError):
+    """The card cannot be written as UTF-8 (a lone surrogate in the data): one line for the app."""
+
+
+def _encoded(text: str, what: str, item: Item) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        bad = text[err.start:err.end]
+        raise CaseCardError(f"{plain(item.item_id)}: the {what} holds text that cannot be written as UTF-8 "
+                            f"({bad.encode('unicode_escape', 'backslashreplace').decode('ascii')} at character "
+                            f"{err.start}); nothing written") from None
+
+
 def export_case(state: AppState, item: Item, backbone: str | None = None) -> list[Path]:
-    """Write <exports>/<item>/case.md, case.tex and img/*; returns the paths written."""
+    """Write <exports>/<item>/case.md, case.tex and img/*; returns the paths written.
+
+    Both texts are built and encoded before anything is written: text that cannot be written (a lone
+    surrogate) raises CaseCardError and leaves no file behind, empty or half-written."""
     out = state.exports_dir / slug(f"{item.item_id}_{item.mode}")
-    out.mkdir(parents=True, exist_ok=True)
     task = state.task(item)
     runs = _runs(state, item, backbone)
-    copied = copy_images(state, list(task.clue_chain(item)), out)
+    clues = list(task.clue_chain(item))
+    # checked before the folder or any image is written (image paths are ASCII slugs: no new failure)
+    _encoded(markdown(state, item, runs, {}), "case card", item)
+    _encoded(latex(state, item, runs, {}), "LaTeX card", item)
+    out.mkdir(parents=True, exist_ok=True)
+    copied = copy_images(state, clues, out)
+    md_bytes = _encoded(markdown(state, item, runs, copied), "case card", item)
+    tex_bytes = _encoded(latex(state, item, runs, copied), "LaTeX card", item)
     md_path, tex_path = out / "case.md", out / "case.tex"
-    md_path.write_text(markdown(state, item, runs, copied), encoding="utf-8")
-    tex_path.write_text(latex(state, item, runs, copied), encoding="utf-8")
+    md_path.write_bytes(md_bytes)
+    tex_path.write_bytes(tex_bytes)
     return [md_path.resolve(), tex_path.resolve(), *((out / p).resolve() for p in copied.values())]

@@ -22,6 +22,75 @@ def shows_usage(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace
     return show
 
 
+def check_bounds(args: argparse.Namespace, *dests: str) -> None:
+    """Refuse, with one line, a numeric option outside its bounds (scorer.metrics.constants.OPTION_BOUNDS)."""
+    from scorer.metrics.constants import OPTION_BOUNDS
+
+    for dest in dests:
+        value = getattr(args, dest, None)
+        if value is None:
+            continue
+        lo, hi = OPTION_BOUNDS[dest]
+        if not lo <= value <= hi:
+            flag = "--" + dest.replace("_", "-")
+            raise UserError(f"{flag} must be between {lo:,} and {hi:,}, got {value:,}"
+                            if len(str(value)) <= 30 else f"{flag} must be between {lo:,} and {hi:,}")
+
+
+def check_seconds(args: argparse.Namespace, *dests: str) -> None:
+    """Refuse, with one line, a time option that is not a finite number of seconds."""
+    import math
+
+    for dest in dests:
+        value = getattr(args, dest, None)
+        if value is not None and not math.isfinite(value):
+            raise UserError(f"--{dest.replace('_', '-')} must be a finite number of seconds, got {value}")
+
+
+def _read_only(path: Path) -> bool:
+    # os.access alone says yes to root for any mode; a file or folder with no write bit at all is
+    # read-only by intent, whoever runs memscope (and os.access still catches read-only mounts)
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return True
+    return not os.access(path, os.W_OK | (os.X_OK if path.is_dir() else 0)) or not mode & 0o222
+
+
+def check_writable(path: str | Path, *, folder: bool, option: str = "--out") -> Path:
+    """Refuse, with one line and before any work is done, an output that cannot be written:
+    `folder=True` for an output folder (created if missing), False for an output file (written via
+    a temporary file beside it). The check every command that writes makes first."""
+    path = Path(path)
+    try:
+        resolved = path.resolve()
+        exists = os.path.lexists(path)
+        if folder and resolved == Path(resolved.anchor):
+            raise UserError(f"{option} {path}: is the file system root; give a folder for the output")
+        if exists:
+            if folder and not path.is_dir():
+                raise UserError(f"{option} {path}: is a file, not a folder")
+            if not folder and path.is_dir():
+                raise UserError(f"{option} {path}: is a folder, not a file")
+            if not folder and not path.is_file():
+                raise UserError(f"{option} {path}: not a regular file; refusing to replace it")
+            if _read_only(path):
+                raise UserError(f"{option} {path}: is read-only")
+        parent = path if folder and exists else path.parent
+        if not folder and not parent.is_dir():
+            raise UserError(f"{option} {path}: folder {parent} does not exist")
+        # the nearest folder that exists is where the output (or its first missing folder) goes
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+        if not parent.is_dir():
+            raise UserError(f"{option} {path}: {parent} is a file, not a folder")
+        if _read_only(parent):
+            raise UserError(f"{option} {path}: folder {parent} is read-only")
+    except OSError as err:
+        raise UserError(f"{option} {path}: cannot write: {err.strerror or err}") from None
+    return path
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write via a temporary file in the same folder, so a reader never sees half an export."""
     if not path.parent.is_dir():

@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from scorer.commands import shows_usage, write_atomic
+from scorer.commands import check_writable, shows_usage, write_atomic
 from scorer.safe_text import plain
 from scorer.store import DEFAULT_DB, Store, import_jsonl, labelstudio_tasks, write_jsonl
 
@@ -54,6 +54,8 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    if args.out:
+        check_writable(args.out, folder=False)
     with Store(args.db, create=False) as store:
         buf = io.StringIO()
         if args.format == "jsonl":

@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from scorer.commands import shows_usage
+from scorer.commands import check_writable, shows_usage
 from scorer.load.locomo import REPORT_NAME, import_locomo
 
 MAX_LISTED = 20  # unresolved evidence lines printed; all of them are in the report file
@@ -59,6 +59,7 @@ def summary(report: dict, out: str) -> list[str]:
 
 
 def run_locomo(args: argparse.Namespace) -> int:
+    check_writable(args.out, folder=True)
     report = import_locomo(args.file, args.out, force=args.force)
     print("\n".join(summary(report, args.out)))
     return 0

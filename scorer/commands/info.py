@@ -13,6 +13,7 @@ from scorer.counts import benchmark_counts
 from scorer.load.memeye import load_benchmark
 from scorer.load.runs import load_runs
 from scorer.model import X_LABELS, Y_LABELS
+from scorer.safe_text import plain
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -46,7 +47,7 @@ def render(c: dict, console: Console) -> None:
         ("images", c["media"]["image"]), ("videos", c["media"]["video"]), ("audio clips", c["media"]["audio"]),
         ("remote media", c["remote_media"]),
     ]:
-        head.add_row(label, Text(str(value)))
+        head.add_row(label, Text(plain(str(value))))  # the benchmark's path: escapes shown, not obeyed
     console.print(head)
     grid = Table(title="items per (X, Y)", title_justify="left")
     grid.add_column("")
@@ -65,5 +66,5 @@ def render(c: dict, console: Console) -> None:
             a[0] += 1
             a[1] += r["rows"]
         for (b, m, mode), (nt, nr) in sorted(agg.items()):
-            t.add_row(Text(b), Text(m), mode, str(nt), str(nr))
+            t.add_row(Text(plain(b)), Text(plain(m)), Text(plain(mode)), str(nt), str(nr))
         console.print(t)

@@ -20,6 +20,8 @@ from rich.markup import escape
 from rich.text import Text
 
 from scorer import __version__
+from scorer.commands import check_writable
+from scorer.commands import check_bounds, check_seconds
 from scorer.errors import UserError
 from scorer.judge import write
 from scorer.judge.cache import JudgeCache, default_cache_path
@@ -70,6 +72,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _check(args: argparse.Namespace) -> None:
+    check_bounds(args, "concurrency", "limit", "max_retries")
+    check_seconds(args, "timeout", "backoff")
     if args.concurrency < 1:
         raise UserError("--concurrency must be at least 1")
     if args.limit is not None and args.limit < 0:
@@ -88,6 +92,8 @@ def _check(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     _check(args)
+    if args.out and not args.dry_run:
+        check_writable(args.out, folder=True)  # before any request is paid for
     # soft_wrap: one summary line stays one line in a log or a pipe
     out, err = Console(highlight=False, soft_wrap=True), Console(stderr=True, highlight=False)
     prompt = load_prompt(args.prompt, args.levels)
@@ -108,6 +114,11 @@ def run(args: argparse.Namespace) -> int:
 
     rel = write.relative_folders(runs)
     if args.in_place:
+        for lr in runs:  # every folder rewritten, checked before any request is paid for
+            check_writable(lr.run.folder, folder=True, option="--in-place")
+            for name in (write.PREDICTIONS, write.CONFIG):
+                if (lr.run.folder / name).exists():
+                    check_writable(lr.run.folder / name, folder=False, option="--in-place")
         trees = {args.model[0]: None}
         targets = {args.model[0]: [lr.run.folder for lr in runs]}
     else:
@@ -129,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
                 _judge(done[-1], endpoint, prompt, policy, cache, args.concurrency, err)
         except KeyboardInterrupt:
             saved = sum(sum(r.error is None for r in m.results.values()) for m in done)
-            err.print(Text(f"memscope: {saved} new judgments are saved in {cache_path}; rerun to resume"))
+            err.print(Text(plain(f"memscope: {saved} new judgments are saved in {cache_path}; rerun to resume")))
             raise
 
     meta = dict(base_url=url, prompt_sha256=prompt.sha256, prompt=prompt.source, levels=list(prompt.levels),
@@ -150,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
 
         write_panel(out, Path(args.out), runs, rel, sel, selected, scores, prompt.levels, meta)
     if not args.in_place:
-        out.print(Text(f"wrote {len(runs)} run folder(s) per judge under {args.out}"))
+        out.print(Text(plain(f"wrote {len(runs)} run folder(s) per judge under {args.out}")))
     failed = sum(len(mr.failures) for mr in done)
     return 1 if failed else 0
 
@@ -166,7 +177,7 @@ def _dry_run(args, out: Console, runs, sel, prompt, url: str, cache_path: Path) 
             missing = mr.missing
             pt, ct = estimate_tokens(missing, prompt)
             out.print(Text(
-                f"{model}: {sel.open_rows} open rows, {len(sel.rows)} to judge ({sel.kept} keep their score), "
+                f"{plain(model)}: {sel.open_rows} open rows, {len(sel.rows)} to judge ({sel.kept} keep their score), "
                 f"{len(mr.jobs)} distinct prompts: {len(mr.cached)} in the cache, {len(missing)} calls to make, "
                 f"≈ {pt:,} prompt tokens + ≈ {ct:,} completion tokens"))
         out.print(Text("token figures are estimates: 4 characters per prompt token, 60 tokens per reply"))
@@ -186,7 +197,7 @@ def _judge(mr: ModelRun, endpoint, prompt, policy, cache, concurrency: int, err:
                         TextColumn("{task.fields[failed]} failed"), TimeElapsedColumn(), TimeRemainingColumn(),
                         console=err, transient=True, disable=not err.is_terminal)
     with progress:
-        task = progress.add_task(f"judging with {escape(mr.model)}", total=len(missing), failed=0)
+        task = progress.add_task(f"judging with {escape(plain(mr.model))}", total=len(missing), failed=0)
         failed = 0
 
         def on_result(job, result) -> None:
@@ -228,16 +239,16 @@ def _report(out: Console, mr: ModelRun, sel, runs, cache_path: Path) -> None:
     failures = mr.failures
     ok = len(mr.results) - len(failures)
     out.print(Text(
-        f"{mr.model}: {len(sel.rows)} rows to judge ({sel.kept} of {sel.open_rows} open rows keep their score), "
+        f"{plain(mr.model)}: {len(sel.rows)} rows to judge ({sel.kept} of {sel.open_rows} open rows keep their score), "
         f"{len(mr.jobs)} distinct prompts: {len(mr.cached)} from the cache, {ok} judged now, {len(failures)} failed"))
     out.print(Text(
         f"  requests {s.requests} (retries {s.retries}), tokens {s.prompt_tokens:,} prompt + "
         f"{s.completion_tokens:,} completion; outcomes "
         + (", ".join(f"{k} {v}" for k, v in sorted(s.outcomes.items())) or "none")
-        + f"; cache {cache_path}"))
+        + f"; cache {plain(str(cache_path))}"))
     if failures:
         n_rows = sum(len(j.rows) for j, _ in failures)
-        print(f"{mr.model}: {len(failures)} prompt(s) ({n_rows} rows) could not be judged; "
+        print(f"{plain(mr.model)}: {len(failures)} prompt(s) ({n_rows} rows) could not be judged; "
               "they are marked judge_failed and will be asked again on the next run:", file=sys.stderr)
         for job, res in failures[:MAX_LISTED_FAILURES]:
             ref = job.rows[0]

@@ -7,7 +7,9 @@ import sys
 import time
 from pathlib import Path
 
+from scorer.commands import check_bounds, check_writable
 from scorer.errors import UserError
+from scorer.safe_text import plain
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,6 +37,8 @@ def run(args: argparse.Namespace) -> int:
     from scorer.load.memeye import load_benchmark
     from scorer.retrieve import RetrievalConfig, count_texts, run_retrieval
 
+    check_bounds(args, "top_k", "pool", "batch")
+    check_writable(args.out, folder=True)
     if args.batch < 1:
         raise UserError("--batch must be at least 1")
     bench = load_benchmark(args.bench, allow_outside_root=args.allow_outside_root)
@@ -51,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
                                progress=lambda n: bar.advance(task, n))
     cache.close()
     secs = time.perf_counter() - t0
-    print(f"retrieval run written to {out}: {totals['tasks']} task(s), {totals['rounds']} rounds, "
+    print(f"retrieval run written to {plain(str(out))}: {totals['tasks']} task(s), {totals['rounds']} rounds, "
           f"{totals['items']} questions, {totals['folders']} run folder(s); texts embedded "
           f"{totals['computed']}, from cache {totals['hits']}; {secs:.1f} s")
     return 0

@@ -8,13 +8,16 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.text import Text
 
+from scorer.commands import check_bounds
 from scorer.errors import UserError
 from scorer.metrics.constants import DEFAULT_K, DEFAULT_RESAMPLES, DEFAULT_SEED
 from scorer.model import ROTATION_RULES
 from scorer.names import CAPTION_PROOF_PAIRS, load_names
 from scorer.report.formats import DEFAULT_FORMATS, FORMATS, parse_formats
+from scorer.safe_text import plain
 from scorer.sections.base import ScoreOptions
 
 
@@ -89,6 +92,7 @@ def parse_judge_scale(text: str | None) -> tuple[float, float] | None:
 
 
 def options_from(args: argparse.Namespace) -> ScoreOptions:
+    check_bounds(args, "seed", "resamples", "k")
     if args.resamples < 1:
         raise UserError("--resamples must be at least 1")
     if args.k < 1:
@@ -146,7 +150,7 @@ class _Progress:
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if self.bar is not None:
-            self.bar.update(self.task, description=Text(stage).plain, completed=done, total=max(total, 1), refresh=True)
+            self.bar.update(self.task, description=escape(plain(stage)), completed=done, total=max(total, 1), refresh=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -155,6 +159,10 @@ def run(args: argparse.Namespace) -> int:
     from scorer.scoring import score
 
     formats = parse_formats(args.format)
+    if args.out:
+        from scorer.commands import check_writable
+
+        check_writable(args.out, folder=True)  # before any work: a report must have somewhere to go
     if args.out and "png" in formats:
         from scorer.report import figures
 
@@ -172,10 +180,10 @@ def run(args: argparse.Namespace) -> int:
 
         written = write_report(report, Path(args.out), formats)
         out = Console(highlight=False)
-        out.print(Text(f"wrote {len(written)} file(s) to {args.out}"))
+        out.print(Text(plain(f"wrote {len(written)} file(s) to {args.out}")))
         for p in written:
             if p.parent == Path(args.out) or p.suffix in (".json", ".md", ".tex") and p.parent.name != "tables":
-                out.print(Text(f"  {p}"))
+                out.print(Text(plain(f"  {p}")))
         return 0
     from scorer.report import terminal
 

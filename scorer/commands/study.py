@@ -16,9 +16,9 @@ import json
 import sys
 from pathlib import Path
 
-from scorer.commands import shows_usage, write_atomic
+from scorer.commands import check_bounds, check_writable, shows_usage, write_atomic
 from scorer.errors import UserError
-from scorer.safe_text import plain
+from scorer.safe_text import csv_cell, plain
 from scorer.store import (
     DEFAULT_DB,
     DEFAULT_METHODS,
@@ -73,6 +73,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_new(args: argparse.Namespace) -> int:
     from scorer.load.memeye import load_benchmark  # here, for start-up speed: `memscope --help` imports every command
 
+    check_bounds(args, "seed")
     per_cell = parse_per_cell(args.per_cell)
     mode = args.mode or DEFAULT_MODE[args.kind]
     if args.kind != "agreement":
@@ -126,6 +127,8 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    if args.out:
+        check_writable(args.out, folder=False)
     fmt = args.format or ("csv" if args.out and args.out.lower().endswith(".csv") else "jsonl")
     with Store(args.db, create=False) as store:
         rows = store.study_answers(args.name, reveal=args.reveal)
@@ -134,7 +137,7 @@ def run_export(args: argparse.Namespace) -> int:
     if fmt == "csv":
         w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
         w.writeheader()
-        w.writerows(rows)
+        w.writerows({k: csv_cell(v) for k, v in r.items()} for r in rows)  # no formulas, no controls
     else:
         for r in rows:
             buf.write(json.dumps({k: r.get(k) for k in fields}, ensure_ascii=False) + "\n")

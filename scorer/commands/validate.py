@@ -7,7 +7,8 @@ import sys
 
 from scorer.load.memeye import load_benchmark
 from scorer.load.runs import load_runs
-from scorer.load.validate import ERROR, NOTE, validate
+from scorer.errors import DataError
+from scorer.load.validate import ERROR, NOTE, Finding, validate
 from scorer.safe_text import plain
 
 
@@ -23,9 +24,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    bench = load_benchmark(args.bench, allow_outside_root=args.allow_outside_root)
+    unreadable: list[DataError] = []  # dialog files that cannot be read: findings; the rest is checked
+    bench = load_benchmark(args.bench, allow_outside_root=args.allow_outside_root, problems=unreadable)
     runs = load_runs(args.runs, benchmark=bench) if args.runs else []
-    findings = validate(bench, runs, decode_media=not args.no_decode)
+    findings = [Finding(err.file, err.location, ERROR, err.message) for err in unreadable]
+    findings += validate(bench, runs, decode_media=not args.no_decode)
     errors = sum(f.severity == ERROR for f in findings)
     notes = sum(f.severity == NOTE for f in findings)
     warnings = len(findings) - errors - notes

@@ -71,9 +71,44 @@ class Cached:
     completion_tokens: int
 
 
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _check_existing(path: Path) -> None:
+    """An existing --cache FILE must be a judge cache (or an SQLite file with no tables yet):
+    never turn someone's empty, one-byte or other file into a cache."""
+    if not os.path.lexists(path):
+        return
+    if path.is_dir():
+        raise UserError(f"{path}: is a folder, not a judge cache file")
+    if not path.is_file():
+        raise UserError(f"{path}: not a regular file; refusing to use it as the judge cache")
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(100)
+    except OSError as err:
+        raise UserError(f"{path}: cannot read the judge cache: {err.strerror or err}") from None
+    if len(head) < 100 or not head.startswith(_SQLITE_HEADER):
+        raise UserError(f"{path}: exists and is not a judge cache (not an SQLite file); "
+                        "refusing to overwrite it: give another --cache FILE")
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+        try:
+            tables = {r[0] for r in db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
+        finally:
+            db.close()
+    except sqlite3.Error as err:
+        raise UserError(f"{path}: cannot use as the judge cache: {err}") from None
+    if tables and "judgments" not in tables:
+        raise UserError(f"{path}: an SQLite database of another program, not a judge cache; "
+                        "refusing to change it: give another --cache FILE")
+
+
 class JudgeCache:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        _check_existing(self.path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, timeout=30)

@@ -151,14 +151,16 @@ def retry_after(headers: Any) -> float | None:
     ms = headers.get("retry-after-ms")
     if ms:
         try:
-            return max(float(ms) / 1000, 0.0)
+            if float(ms) == float(ms):  # NaN would slip past every cap (and into the summary)
+                return max(float(ms) / 1000, 0.0)
         except ValueError:
             pass
     value = headers.get("retry-after")
     if not value:
         return None
     try:
-        return max(float(value), 0.0)
+        seconds = float(value)
+        return max(seconds, 0.0) if seconds == seconds else None
     except ValueError:
         pass
     try:
@@ -214,10 +216,13 @@ class JudgeClient:
             # The client's own POST to /chat/completions with a plain body, read as bytes: the
             # same request as chat.completions.create, without its per-call type transforms and
             # model building, which cost more CPU than the rest of a request (~2.5 of ~4.5 ms).
-            body = await self._client.post(
+            # httpx's timeout bounds each read, not the request: a server dripping a byte every
+            # half second would never time out. wait_for bounds the whole request.
+            body = await asyncio.wait_for(self._client.post(
                 "/chat/completions", cast_to=bytes, options={"timeout": self.policy.timeout},
-                body={"model": self.model, "temperature": 0, "messages": [{"role": "user", "content": prompt}]})
-        except openai.APITimeoutError:
+                body={"model": self.model, "temperature": 0, "messages": [{"role": "user", "content": prompt}]}),
+                self.policy.timeout)
+        except (openai.APITimeoutError, asyncio.TimeoutError):
             self.stats.outcomes["timeout"] += 1
             raise _Retry(f"no answer within {self.policy.timeout:g} s") from None
         except openai.APIConnectionError as err:

@@ -4,6 +4,9 @@ know (the standard library's), and the lenient coercions of benchmark-file value
 from __future__ import annotations
 
 import json
+import os
+import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -17,33 +20,144 @@ from scorer.errors import DataError
 loads = orjson.loads
 
 
+class BadJSON(ValueError):
+    """Text the standard library cannot read as JSON: `line`/`column` (0 when unknown) and one line
+    saying what, in the words users know. Also for what overflows the parser (nesting thousands deep:
+    RecursionError) or Python's int-digits limit, which must never escape as a traceback."""
+
+    def __init__(self, line: int, column: int, message: str) -> None:
+        super().__init__(message)
+        self.line, self.column, self.message = line, column, message
+
+    def location(self, line_no: int | None = None) -> str:
+        """`line:column` (the given line number in place of the text's own, for one JSONL line)."""
+        line = line_no if line_no is not None else self.line
+        if not line:
+            return ""
+        return f"{line}:{self.column}" if self.column else str(line)
+
+
+_ORJSON_PLACE = re.compile(r"line (\d+) column (\d+)")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_LONG_NUMBER = re.compile(rb"\\d{1000,}")
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _without_surrogates(value: Any) -> Any:
+    """`value` with every lone surrogate (a `\\ud800` escape: text no encoder writes) in its strings
+    and keys replaced by U+FFFD, so that data read can always be printed and written as UTF-8."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value) if _has_surrogate(value) else value
+    if isinstance(value, list):
+        return [_without_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def std_loads(data: bytes, parse_constant: Any = None) -> Any:
+    """One JSON text read with the standard library (what orjson refuses: NaN / Infinity, lone
+    surrogates, integers beyond 64 bits). Raises BadJSON, never RecursionError or the int-digits
+    ValueError; lone surrogates come back as U+FFFD."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        raise BadJSON(line, column, "not UTF-8 text") from None
+    try:
+        value = json.loads(text, parse_constant=parse_constant) if parse_constant else json.loads(text)
+    except json.JSONDecodeError as err:
+        raise BadJSON(err.lineno, err.colno, f"invalid JSON: {err.msg}") from None
+    except RecursionError:
+        line = column = 0
+        try:  # orjson stops at its depth limit (1024) and says where
+            orjson.loads(data)
+        except orjson.JSONDecodeError as err:
+            m = _ORJSON_PLACE.search(str(err))
+            line, column = (int(m[1]), int(m[2])) if m else (0, 0)
+        raise BadJSON(line, column, "invalid JSON: nested too deeply") from None
+    except ValueError as err:  # the int-digits limit (sys.get_int_max_str_digits)
+        m = _LONG_NUMBER.search(data)
+        start = m.start() if m else -1
+        line = data.count(b"\n", 0, start) + 1 if m else 0
+        column = start - (data.rfind(b"\n", 0, start) + 1) + 1 if m else 0
+        raise BadJSON(line, column, f"invalid JSON: a number too long to read ({str(err).split(':')[0]})") from None
+    if _SURROGATE_ESCAPE.search(data):
+        value = _without_surrogates(value)
+    return value
+
+
 def json_error(line: bytes) -> tuple[str, str]:
     """(column location, message) for a line that failed to parse, in the standard library's words."""
     try:
-        json.loads(line)
-    except json.JSONDecodeError as err:
-        return str(err.colno), f"invalid JSON: {err.msg}"
-    except UnicodeDecodeError:
-        return "", "not UTF-8 text"
+        std_loads(line)
+    except BadJSON as err:
+        return (str(err.column) if err.column else ""), err.message
     return "", "invalid JSON"
 
 
-def read_json(path: Path) -> Any:
-    """A JSON file's value; a DataError naming the file (and line:column) when it cannot be read."""
+def stat_or_none(path: Path, follow: bool = True) -> os.stat_result | None:
+    """`path`'s status, None when nothing is there; a DataError naming it when it cannot be looked
+    at (a name longer than the file system allows, a symlink loop, no permission)."""
     try:
-        data = path.read_bytes()
+        return os.stat(path) if follow else os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
     except OSError as err:
         raise DataError(path, "", f"cannot read: {err.strerror or err}") from None
+    except ValueError as err:  # an embedded NUL byte
+        raise DataError(path, "", f"cannot read: {err}") from None
+
+
+def read_regular(path: Path) -> bytes:
+    """A regular file's bytes; a DataError naming the file for anything else (a folder, a FIFO or a
+    device, which would block or never end, a symlink loop, a name too long): never read those."""
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise DataError(path, "", f"not a regular file ({_kind(st.st_mode)})")
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as err:
+        raise DataError(path, "", f"cannot read: {err.strerror or err}") from None
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a file"
+
+
+def parse_json(path: Path, data: bytes) -> Any:
+    """A JSON file's value from its bytes; a DataError naming the file (and line:column)."""
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
         pass  # the standard library says where and what, in the words users know
     try:
-        return json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as err:
-        raise DataError(path, f"byte {err.start}", "not UTF-8 text") from None
-    except json.JSONDecodeError as err:
-        raise DataError(path, f"{err.lineno}:{err.colno}", f"invalid JSON: {err.msg}") from None
+        return std_loads(data)
+    except BadJSON as err:
+        raise DataError(path, err.location(), err.message) from None
+
+
+def read_json(path: Path) -> Any:
+    """A JSON file's value; a DataError naming the file (and line:column) when it cannot be read."""
+    return parse_json(path, read_regular(path))
 
 
 def as_list(value: Any) -> list:

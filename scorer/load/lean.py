@@ -24,7 +24,7 @@ import msgspec
 
 from scorer.errors import DataError, UserError
 from scorer.forked import worker_count
-from scorer.load.jsonio import loads, read_json
+from scorer.load.jsonio import loads, parse_json, read_regular
 from scorer.load.lean_columns import NUMERIC, Columns, ItemTable, row_columns
 from scorer.load.parallel import read_parts
 from scorer.load.row_checks import lenient_row, row_problems
@@ -46,26 +46,17 @@ class LeanRuns:
 
 
 def _hash_file(path: Path) -> tuple[bytes, str]:
-    try:
-        data = path.read_bytes()
-    except OSError as err:
-        raise DataError(path, "", f"cannot read: {err.strerror or err}") from None
+    data = read_regular(path)
     return data, hashlib.sha256(data).hexdigest()
 
 
 def _json_file(path: Path, files: list) -> dict:
     """A small JSON object file (config.json / metrics.json), read and hashed once."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return {}
-    except OSError as err:
-        raise DataError(path, "", f"cannot read: {err.strerror or err}") from None
+    data = read_regular(path)
     files.append((str(path), hashlib.sha256(data).hexdigest(), len(data)))
-    try:
-        value = loads(data)
-    except ValueError:
-        value = read_json(path)  # raises the standard one-line error (file:line:col: message)
+    value = parse_json(path, data)  # a one-line error (file:line:col: message) when it is not JSON
     if not isinstance(value, dict):
         raise DataError(path, "", "must be a JSON object")
     return value
@@ -165,15 +156,13 @@ def run_folders(paths: Iterable[str | Path] | str | Path) -> list[Path]:
     folders: dict[Path, None] = {}
     for p in paths:
         root = Path(p)
-        if not root.exists():
-            raise DataError(root, "", "no such file or folder")
-        if root.is_file():
+        if not os.path.isdir(root):  # a predictions.jsonl named directly, or an error
             for f in find_run_folders(root):  # a predictions.jsonl named directly
                 folders.setdefault(f.resolve(), None)
             continue
         for dirpath, dirnames, filenames in os.walk(root.resolve(), followlinks=False):
             dirnames.sort()
-            if PREDICTIONS in filenames:
+            if PREDICTIONS in filenames or PREDICTIONS in dirnames:  # a folder named so is an error when read
                 folders.setdefault(Path(dirpath), None)
     return list(folders)
 

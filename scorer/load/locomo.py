@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from scorer.errors import DataError
-from scorer.load.jsonio import as_list, as_text, read_json
+from scorer.load.jsonio import as_list, as_text, read_json, stat_or_none
 from scorer.load.locomo_evidence import EvidenceResolver
 from scorer.load.locomo_write import REPORT_NAME, Conversion, write  # noqa: F401  (REPORT_NAME: part of this importer's face)
 from scorer.load.paths import is_remote
@@ -334,6 +334,7 @@ def convert(data: Any, file: str) -> Conversion:
 def import_locomo(file: str | Path, out: str | Path, force: bool = False) -> dict:
     """Read a LoCoMo JSON file and write it as a benchmark under `out`. Returns the import report."""
     file = Path(file)
+    stat_or_none(file)  # a name too long, a symlink loop: one line naming it
     if not file.is_file():
         raise DataError(file, "", "no such file" if not file.exists() else "not a file")
     conv = convert(read_json(file), str(file))

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from scorer.errors import DataError
-from scorer.load.jsonio import as_list, as_text, read_json
+from scorer.load.jsonio import as_list, as_text, read_json, stat_or_none
 from scorer.load.paths import is_remote, resolve_media
 from scorer.metrics.constants import OPTION_LETTERS as LETTERS
 from scorer.model import (
@@ -38,13 +38,16 @@ QA_KEYS = ("human-annotated QAs", "human_annotated_QAs", "qas", "QAs")
 def dialog_files(path: Path) -> tuple[Path, list[Path]]:
     """(benchmark root, dialog files) for a root, a dialog folder, or a single dialog file."""
     path = Path(path)
-    if not path.exists():
+    if stat_or_none(path, follow=False) is None:
         raise DataError(path, "", "no such file or folder")
+    stat_or_none(path)  # a symlink loop, a name too long: one line naming it
     if path.is_file():
         root = path.parent.parent if path.parent.name == "dialog" else path.parent
         return root, [path]
     folder = path / "dialog" if (path / "dialog").is_dir() else path
-    files = sorted(p for p in folder.glob("*.json") if p.is_file())
+    # Every entry named *.json: one that is not a regular file (a folder, a symlink loop, a FIFO) is
+    # an error when read, never skipped without a word.
+    files = sorted(folder.glob("*.json"))
     if not files:
         raise DataError(path, "", "no dialog JSON files found (expected dialog/<Task>.json)")
     return path, files
@@ -125,6 +128,8 @@ class _MediaResolver:
         if is_remote(ref_s):
             return Media(kind, ref_s, url=ref_s, text=caption, media_id=mid)
         path, problem = self.resolve(ref_s, dialog_file)
+        if path is not None and kind != "video" and path.is_dir():  # a video may be a folder of frames
+            path, problem = None, f"media path names a folder, not a file: {ref_s}"
         frame_paths = []
         for f in frames:
             fp, fprob = self.resolve(as_text(f), dialog_file)
@@ -294,24 +299,26 @@ def relpath(path: Path, root: Path) -> str:
         return str(path)
 
 
-def load_benchmark(path: str | Path, allow_outside_root: bool = False) -> Benchmark:
-    """Read a benchmark. Raises DataError (one line: file:location: message) when a file is unreadable."""
+def load_benchmark(path: str | Path, allow_outside_root: bool = False,
+                   problems: list[DataError] | None = None) -> Benchmark:
+    """Read a benchmark. Raises DataError (one line: file:location: message) when a file is unreadable;
+    with `problems`, a dialog file that cannot be read is appended there and the others are read
+    (validate reports each as a finding), unless none can be read."""
     root, files = dialog_files(Path(path))
     res = _MediaResolver(root, allow_outside_root)
     by_task: dict[str, dict[str, Any]] = {}
+    failed: list[DataError] = []
     for file in files:
-        data = read_json(file)
-        rel = relpath(file, root)
-        if not isinstance(data, dict):
-            raise DataError(rel, "", "a dialog file must be a JSON object")
-        task, is_open = task_name_of(file)
-        entry = by_task.setdefault(task, {"sessions": None, "items": [], "files": [], "profile": {}})
-        entry["files"].append(file)
-        # The MCQ file and its _Open mirror carry the same dialogue: read it once, MCQ file first.
-        if entry["sessions"] is None or (not is_open and not entry["sessions"]):
-            entry["sessions"] = read_sessions(data, file, rel, res)
-            entry["profile"] = data.get("character_profile") or {}
-        entry["items"] += read_items(data, file, rel, task, is_open, res)
+        try:
+            _read_dialog_file(file, root, res, by_task)
+        except DataError as err:
+            if problems is None:
+                raise
+            failed.append(err)
+    if failed and not by_task:
+        raise failed[0]
+    if problems is not None:
+        problems += failed
     tasks = []
     for name in sorted(by_task):
         e = by_task[name]
@@ -324,3 +331,21 @@ def load_benchmark(path: str | Path, allow_outside_root: bool = False) -> Benchm
             profile=frozen_map(e["profile"] if isinstance(e["profile"], dict) else {}),
         ))
     return Benchmark(root=root, name=root.name, tasks=tuple(tasks))
+
+
+def _read_dialog_file(file: Path, root: Path, res: _MediaResolver, by_task: dict[str, dict[str, Any]]) -> None:
+    """Add one dialog file's sessions and items to `by_task` (nothing when it raises DataError)."""
+    data = read_json(file)
+    rel = relpath(file, root)
+    if not isinstance(data, dict):
+        raise DataError(rel, "", "a dialog file must be a JSON object")
+    task, is_open = task_name_of(file)
+    entry = by_task.get(task) or {"sessions": None, "items": [], "files": [], "profile": {}}
+    # The MCQ file and its _Open mirror carry the same dialogue: read it once, MCQ file first.
+    sessions, profile = entry["sessions"], entry["profile"]
+    if entry["sessions"] is None or (not is_open and not entry["sessions"]):
+        sessions = read_sessions(data, file, rel, res)
+        profile = data.get("character_profile") or {}
+    items = read_items(data, file, rel, task, is_open, res)
+    entry.update(sessions=sessions, profile=profile, items=entry["items"] + items, files=entry["files"] + [file])
+    by_task[task] = entry

@@ -14,10 +14,10 @@ def is_remote(ref: str) -> bool:
 
 def inside(path: Path, root: Path) -> bool:
     """True when `path` (after resolving `..` and symlinks) lies under `root`."""
-    try:
-        path.resolve().relative_to(root.resolve())
+    try:  # realpath, not Path.resolve: a symlink loop raises RuntimeError there
+        Path(os.path.realpath(path)).relative_to(os.path.realpath(root))
         return True
-    except ValueError:
+    except (ValueError, OSError):
         return False
 
 
@@ -46,11 +46,17 @@ def resolve_media(
         candidates = [Path(os.path.normpath(b / ref_path)) for b in seen]
     outside_hit: Path | None = None
     for cand in candidates:
+        try:
+            there = os.path.lexists(cand) and (cand.exists() or "symlink loop")
+        except OSError as err:  # a name longer than the file system allows
+            return None, f"cannot read {ref[:80]}: {err.strerror or err}"
         if not allow_outside_root and not inside(cand, root):
-            if outside_hit is None and cand.exists():
+            if outside_hit is None and there is True:
                 outside_hit = cand
             continue
-        if cand.exists():
+        if there == "symlink loop":
+            return None, f"cannot read {ref[:80]}: a symlink loop or a dangling link"
+        if there:
             return cand, None
     if outside_hit is not None or (
         not allow_outside_root and all(not inside(c, root) for c in candidates)

@@ -12,12 +12,11 @@ repeats in its warnings.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from scorer.errors import DataError
-from scorer.load.jsonio import json_error
+from scorer.load.jsonio import BadJSON, std_loads
 from scorer.model import RunProblem
 
 SCORE_FIELDS = ("em", "judge", "bleu_1", "f1", "exact_match", "contains_gt")
@@ -25,15 +24,15 @@ SCORE_FIELDS = ("em", "judge", "bleu_1", "f1", "exact_match", "contains_gt")
 
 def loads_lenient(line: bytes | str) -> tuple[Any, list[str]]:
     """(value, the non-finite constants it held) of one JSON text the standard library accepts;
-    each `NaN` / `Infinity` / `-Infinity` becomes None. Raises ValueError like json.loads."""
+    each `NaN` / `Infinity` / `-Infinity` becomes None. Raises BadJSON (a ValueError)."""
     found: list[str] = []
 
     def constant(name: str) -> None:
         found.append(name)
         return None
 
-    text = line.decode("utf-8") if isinstance(line, bytes) else line
-    return json.loads(text, parse_constant=constant), found
+    data = line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line
+    return std_loads(data, parse_constant=constant), found
 
 
 def lenient_row(path: Path, line: bytes, line_no: int, problems: list[RunProblem] | None) -> Any:
@@ -41,9 +40,8 @@ def lenient_row(path: Path, line: bytes, line_no: int, problems: list[RunProblem
     to `problems` says so), or a one-line error naming the file, line and column."""
     try:
         row, constants = loads_lenient(line)
-    except (ValueError, UnicodeDecodeError):
-        col, msg = json_error(line)
-        raise DataError(path, f"{line_no}:{col}" if col else str(line_no), msg) from None
+    except BadJSON as err:
+        raise DataError(path, err.location(line_no) or str(line_no), err.message) from None
     if constants and problems is not None:
         problems.append(non_finite_problem(str(path), line_no, constants))
     return row

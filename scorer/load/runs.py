@@ -17,7 +17,7 @@ from collections.abc import Collection
 from typing import Any, Iterable, Iterator
 
 from scorer.errors import DataError
-from scorer.load.jsonio import loads, read_json
+from scorer.load.jsonio import loads, read_json, read_regular, stat_or_none
 from scorer.load.row_checks import lenient_row, row_problems
 from scorer.load.tasks import resolve_task
 from scorer.model import Prediction, Run, RunProblem, frozen_map
@@ -30,16 +30,20 @@ FOLDER_RE = re.compile(r"^(?P<stamp>\d{8}_\d{6})_(?P<rest>.+)$")
 def find_run_folders(path: Path) -> list[Path]:
     """Every folder under `path` (or `path` itself) holding a predictions.jsonl, sorted."""
     path = Path(path)
-    if not path.exists():
+    if stat_or_none(path, follow=False) is None:
         raise DataError(path, "", "no such file or folder")
-    if path.is_file():
+    if path.name != PREDICTIONS:
+        stat_or_none(path)  # a symlink loop, a name too long: one line naming it
+    if path.is_file() or path.name == PREDICTIONS and not path.is_dir():
         if path.name == PREDICTIONS:
             return [path.parent]
         raise DataError(path, "", f"expected a run folder or a tree of them (with {PREDICTIONS})")
+    if not path.is_dir():  # /dev/null, a FIFO: nothing to read is not "no problems"
+        raise DataError(path, "", f"not a folder: expected a run folder or a tree of them (with {PREDICTIONS})")
     found = []
     for dirpath, dirnames, filenames in os.walk(path, followlinks=False):
         dirnames.sort()
-        if PREDICTIONS in filenames:
+        if PREDICTIONS in filenames or PREDICTIONS in dirnames:  # a folder named so is an error when read
             found.append(Path(dirpath))
     return found
 
@@ -77,10 +81,7 @@ def parse_row(row: dict, line: int, task: str, mode: str) -> Prediction:
 def read_rows(path: Path, problems: list[RunProblem] | None = None) -> list[tuple[int, dict]]:
     """(line number, row) of every row; a line with bare NaN/Infinity is read with those values
     missing, and a problem saying so is appended to `problems`."""
-    try:
-        data = path.read_bytes()
-    except OSError as err:
-        raise DataError(path, "", f"cannot read: {err.strerror or err}") from None
+    data = read_regular(path)
     rows = []
     for line_no, line in enumerate(data.splitlines(), start=1):
         try:
@@ -150,8 +151,9 @@ def run_identity(folder: Path, config: dict, metrics: dict, first: dict) -> tupl
 def read_run_folder(folder: Path, tasks: Collection[str] = ()) -> Run:
     """One run folder, with its raw rows. `tasks`: the benchmark's task names, to resolve the
     run's task against (scorer.load.tasks); empty, the run keeps the name it gives."""
-    config = read_json(folder / "config.json") if (folder / "config.json").is_file() else {}
-    metrics = read_json(folder / "metrics.json") if (folder / "metrics.json").is_file() else {}
+    # Present but not a regular file (a folder, a symlink loop, a FIFO) is an error, not "absent".
+    config = read_json(folder / "config.json") if os.path.lexists(folder / "config.json") else {}
+    metrics = read_json(folder / "metrics.json") if os.path.lexists(folder / "metrics.json") else {}
     if not isinstance(config, dict):
         raise DataError(folder / "config.json", "", "must be a JSON object")
     if not isinstance(metrics, dict):

@@ -6,6 +6,9 @@ what it can); this module decides what is wrong, from the model and the raw dict
 
 from __future__ import annotations
 
+import math
+import os
+import stat
 import wave
 from collections import Counter
 from dataclasses import dataclass
@@ -63,8 +66,19 @@ def _media_problem(m: Media, decode: bool) -> str | None:
 
 def undecodable(kind: str, path: Path) -> str | None:
     """Why a media file cannot be decoded, or None. Reads headers only where that is enough."""
-    if path.is_dir():
-        return None if any(path.iterdir()) else "empty frame folder"
+    try:
+        st = os.stat(path)
+    except OSError as err:  # a symlink loop, a name too long
+        return f"cannot read: {err.strerror or err}"
+    if stat.S_ISDIR(st.st_mode):
+        if kind == "image":
+            return "a folder, not an image file"
+        try:
+            return None if any(path.iterdir()) else "empty frame folder"
+        except OSError as err:
+            return f"cannot read: {err.strerror or err}"
+    if not stat.S_ISREG(st.st_mode):  # a FIFO would block the decoder, a device never end
+        return "not a regular file (a FIFO, device or socket)"
     suffix = path.suffix.lower()
     try:
         if kind == "image" or suffix in (".gif", ".webp", ".png", ".jpg", ".jpeg"):
@@ -86,13 +100,36 @@ def undecodable(kind: str, path: Path) -> str | None:
             soundfile.info(str(path))
             return None
         if kind == "video":
-            head = path.read_bytes()[:16]
+            with open(path, "rb") as fh:  # the header only: a video may be gigabytes
+                head = fh.read(16)
             if len(head) < 12:
                 return "file too short to be a video"
+            if not _video_signature(head):
+                return "not a video: no known container signature (MP4/MOV, WebM/MKV, AVI, MPEG, FLV, Ogg, ASF)"
             return None
     except Exception as err:  # any decoder failure is a finding, never a crash
         return f"cannot decode {kind}: {type(err).__name__}: {str(err)[:120]}"
     return None
+
+
+def _json_kind(v: object) -> str:
+    if isinstance(v, float) and not math.isfinite(v):
+        return f"{v!r} (not JSON: a bare NaN or Infinity)".replace("nan ", "NaN ").replace("inf ", "Infinity ")
+    if isinstance(v, bool):
+        return f"{str(v).lower()} (a boolean)"
+    if isinstance(v, (int, float)):
+        return f"{v!r} (a number)"
+    return "a list" if isinstance(v, list) else "an object" if isinstance(v, dict) else repr(v)
+
+
+def _video_signature(head: bytes) -> bool:
+    """The first 16 bytes of a file start one of the usual video containers."""
+    return (head[4:8] in (b"ftyp", b"moov", b"mdat", b"free", b"wide", b"skip", b"pnot")  # MP4 / MOV / 3GP
+            or head.startswith((b"\x1a\x45\xdf\xa3",  # Matroska / WebM
+                                b"FLV", b"OggS", b"\x00\x00\x01\xba", b"\x00\x00\x01\xb3",  # FLV, Ogg, MPEG-PS/ES
+                                b"\x30\x26\xb2\x75\x8e\x66\xcf\x11"))  # ASF / WMV
+            or head.startswith(b"RIFF") and head[8:12] in (b"AVI ", b"AVIX")
+            or head[:1] == b"\x47")  # MPEG-TS sync byte
 
 
 def _labels(item: Item) -> list[str]:
@@ -131,8 +168,13 @@ def check_item(task: Task, it: Item, session_ids: set[str], decode: bool) -> lis
     def add(sev: str, msg: str) -> None:
         out.append(Finding(f, loc, sev, msg))
 
-    if not it.question.strip():
+    raw_q, raw_a = it.raw.get("question"), it.raw.get("answer")
+    if raw_q is not None and not isinstance(raw_q, str):
+        add(ERROR, f"question must be text, not {_json_kind(raw_q)}")
+    elif not it.question.strip():
         add(ERROR, "empty question")
+    if isinstance(raw_a, float) and not math.isfinite(raw_a) or isinstance(raw_a, (dict, list)):
+        add(ERROR, f"answer must be text, not {_json_kind(raw_a)}")
     if not it.answer.strip() and it.answerable:
         add(WARNING, "empty gold answer")
     bad = [lab for lab in _labels(it) if lab not in X_LABELS + Y_LABELS]
@@ -198,6 +240,8 @@ def check_runs(bench: Benchmark, runs: Sequence[Run]) -> list[Finding]:
     joiner = Joiner(bench)
     for run in runs:
         out += [Finding(prob.location, "", prob.severity, prob.message) for prob in check_run(run, bench, joiner)]
+    for run in runs:
+        out += duplicate_rows(run, joiner)
     for prob in joiner.problems(runs):
         # Scoring goes on past a question mismatch (a warning there); validation calls it an error,
         # since a row joined to the wrong question makes every number built on it wrong.
@@ -208,6 +252,22 @@ def check_runs(bench: Benchmark, runs: Sequence[Run]) -> list[Finding]:
     for (b, m, mode, t), n in keys.items():
         if n > 1:
             out.append(Finding(t, f"{b}/{m}", WARNING, f"{n} run folders for the same task and mode ({mode}); rows of all are used"))
+    return out
+
+
+def duplicate_rows(run: Run, joiner: Joiner) -> list[Finding]:
+    """Rows of one run folder that answer an item an earlier row answered: an error (a run scores each
+    item once; which row would count is a guess)."""
+    first: dict[tuple[str, str], int] = {}
+    out = []
+    for p in run.predictions:
+        item = joiner.item(run, p)
+        if item is None:
+            continue
+        line = first.setdefault((item.item_id, item.mode), p.line)
+        if line != p.line:
+            out.append(Finding(str(run.folder / "predictions.jsonl"), str(p.line), ERROR,
+                               f"row repeats item {item.item_id} ({item.mode}) answered on line {line}"))
     return out
 
 

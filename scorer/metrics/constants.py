@@ -10,6 +10,10 @@ never pays for numpy's import.
   §5): the defaults of `memscope score`, of the metric functions and of the app's evidence marks.
 - JUDGE_THRESHOLD: a judge score ≥ this is an accept (DESIGN §5 judge vs human; the app's study
   screens and its "right" counts read it too).
+- OPTION_BOUNDS: the inclusive (low, high) range of every numeric command-line option, beside its
+  default; a value outside is refused with one line before any file is read (`check_bounds` in
+  scorer.commands). The highs bound the cost: 1,000,000 resamples keep a distribution at 8 MB (a
+  hundred million took gigabytes), a seed fits numpy's generator, a K or a quota fits any benchmark.
 - OPTION_LETTERS: re-exported from scorer.model.labels, where the loader's option keys are defined.
 """
 
@@ -21,3 +25,18 @@ DECIDED_VERDICTS = ("accept", "reject")
 DEFAULT_RESAMPLES = 10_000
 DEFAULT_K = 10
 JUDGE_THRESHOLD = 0.5  # MemEye App. "LLM-as-a-Judge Validation"
+
+# Inclusive bounds of the numeric options, by argparse dest (DESIGN §6 options; see the docstring).
+MAX_RESAMPLES = 1_000_000
+OPTION_BOUNDS: dict[str, tuple[int, int]] = {
+    "seed": (0, 2**63 - 1),
+    "resamples": (1, MAX_RESAMPLES),
+    "k": (1, 100_000),
+    "per_cell": (1, 100_000),
+    "concurrency": (1, 256),
+    "limit": (0, 10**12),
+    "max_retries": (0, 100),
+    "top_k": (1, 100_000),
+    "pool": (1, 100_000),
+    "batch": (1, 65_536),
+}

@@ -1,6 +1,7 @@
 """One CSV file per report table (`<section>__<table>.csv`), deterministic: fixed rounding, "\\n"
 line ends, intervals split into `<column> low` / `<column> high`, marks in `<column> mark` columns,
-a value's own n in `<column> n` where it differs from the row's."""
+a value's own n in `<column> n` where it differs from the row's. Text cells go through
+scorer.safe_text.csv_cell: no control characters, no spreadsheet formulas."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from scorer.report.fmt import file_stem, is_number
+from scorer.safe_text import csv_cell
 from scorer.sections.base import Table
 
 DECIMALS = 6
@@ -44,7 +46,7 @@ def table_csv(t: Table) -> str:
             cols.append((f"{c} mark", c))
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow([h for h, _ in cols])
+    w.writerow([csv_cell(h) for h, _ in cols])
     for r in t.rows:
         out = []
         for header, src in cols:
@@ -54,11 +56,12 @@ def table_csv(t: Table) -> str:
             elif header.endswith(" high") and isinstance(v, tuple):
                 out.append(_value(v[1]))
             elif header == f"{src} mark":
-                out.append((r.get("_marks") or {}).get(src, ""))
+                out.append(csv_cell((r.get("_marks") or {}).get(src, "")))
             elif header == f"{src} n":
                 out.append(_value((r.get("_n") or {}).get(src)))
             else:
-                out.append(_value(v) if (is_number(v) or v is None or isinstance(v, bool)) else str(v))
+                # text cells only: numbers (a negative one included) are written as numbers
+                out.append(_value(v) if (is_number(v) or v is None or isinstance(v, bool)) else csv_cell(str(v)))
         w.writerow(out)
     return buf.getvalue()
 

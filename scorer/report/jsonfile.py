@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from scorer.safe_text import path_text
+
 DECIMALS = 6
 _INF = float("inf")
 
@@ -73,7 +75,22 @@ def dumps(data: Any, decimals: int = DECIMALS) -> str:
         import orjson
     except ImportError:  # pragma: no cover
         return json.dumps(value, sort_keys=True, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2).decode() + "\n"
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2).decode() + "\n"
+    except TypeError:  # text no encoder can write (a file name that is not UTF-8): shown escaped
+        return orjson.dumps(_encodable(value), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2).decode() + "\n"
+
+
+def _encodable(v: Any) -> Any:
+    """`v` with every string made writable as UTF-8 (scorer.safe_text.path_text); only called when
+    a report holds such text, so the common path pays nothing."""
+    if isinstance(v, str):
+        return path_text(v)
+    if isinstance(v, dict):
+        return {path_text(k) if isinstance(k, str) else k: _encodable(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_encodable(x) for x in v]
+    return v
 
 
 def write(data: Any, path: Path) -> Path:

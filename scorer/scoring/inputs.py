@@ -13,6 +13,7 @@ from typing import Any
 
 from scorer import __version__
 from scorer.model import Benchmark
+from scorer.safe_text import path_text
 from scorer.sections.base import ScoreOptions
 
 
@@ -35,9 +36,9 @@ def digest_of(files: Sequence[Mapping[str, str]]) -> str:
 def _rel(path: str | Path, base: Path) -> str:
     # abspath, not resolve(): no file-system calls for each of thousands of run files
     try:
-        return Path(os.path.abspath(path)).relative_to(os.path.abspath(base)).as_posix()
+        return path_text(Path(os.path.abspath(path)).relative_to(os.path.abspath(base)).as_posix())
     except ValueError:
-        return Path(path).as_posix()
+        return path_text(Path(path).as_posix())
 
 
 def _rel_to_any(path: str, bases: Iterable[str | Path]) -> str:
@@ -47,11 +48,11 @@ def _rel_to_any(path: str, bases: Iterable[str | Path]) -> str:
     for b in bases:
         root = os.path.abspath(b)
         if p == root:
-            return Path(b).as_posix()
+            return path_text(Path(b).as_posix())
         if p.startswith(root.rstrip(os.sep) + os.sep):
             rel = p[len(root.rstrip(os.sep)) + 1:].replace(os.sep, "/")
-            return Path(b).as_posix().rstrip("/") + "/" + rel
-    return Path(path).as_posix()
+            return path_text(Path(b).as_posix().rstrip("/") + "/" + rel)
+    return path_text(Path(path).as_posix())
 
 
 def benchmark_record(bench: Benchmark, path: str | Path) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import IO
 
 from scorer.errors import DataError, UserError
+from scorer.load.jsonio import BadJSON, read_regular, std_loads
 from scorer.store.db import Store
 from scorer.store.payload import NewEvent, build_event
 
@@ -32,29 +33,21 @@ class ImportResult:
 def parse_jsonl(path: str | Path) -> list[tuple[str, NewEvent]]:
     """Every event of a JSONL file, validated, with its `file:line`; DataError at the first bad line."""
     path = Path(path)
-    try:
-        fh = open(path, encoding="utf-8")
-    except OSError as err:
-        raise DataError(path, "", f"cannot read: {err.strerror or err}") from None
+    data = read_regular(path)  # a folder, FIFO or device is an error, never read
     out: list[tuple[str, NewEvent]] = []
-    with fh:
-        line_no = 0
-        try:
-            for line_no, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                out.append((f"{path}:{line_no}", _parse_line(path, line_no, line)))
-        except UnicodeDecodeError:
-            raise DataError(path, str(line_no + 1), "not UTF-8 text") from None
+    for line_no, raw in enumerate(data.split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        out.append((f"{path}:{line_no}", _parse_line(path, line_no, raw)))
     return out
 
 
-def _parse_line(path: Path, line_no: int, line: str) -> NewEvent:
+def _parse_line(path: Path, line_no: int, line: bytes) -> NewEvent:
     where = str(line_no)
     try:
-        record = json.loads(line)
-    except json.JSONDecodeError as err:
-        raise DataError(path, where, f"invalid JSON: {err.msg} (column {err.colno})") from None
+        record = std_loads(line)  # lone surrogates come back as U+FFFD (they cannot be stored)
+    except BadJSON as err:
+        raise DataError(path, where, f"{err.message} (column {err.column})" if err.column else err.message) from None
     if not isinstance(record, dict):
         raise DataError(path, where, "expected one JSON object per line")
     unknown = [k for k in record if k not in FIELDS]

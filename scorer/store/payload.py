@@ -181,7 +181,8 @@ def _oracle(payload: Mapping, mode: str | None) -> dict:
 def format_ts(dt: datetime) -> str:
     dt = dt.astimezone(UTC)
     frac = f".{dt.microsecond:06d}" if dt.microsecond else ""
-    return dt.strftime("%Y-%m-%dT%H:%M:%S") + frac + "Z"
+    # not strftime("%Y"): glibc writes year 1 as "1", which is no ISO 8601 time and never reads back
+    return f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}{frac}Z"
 
 
 def normalize_ts(value: Any) -> tuple[str, int]:
@@ -194,7 +195,10 @@ def normalize_ts(value: Any) -> tuple[str, int]:
         raise UserError(f"'ts' is not an ISO 8601 time: {value!r}") from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
-    dt = dt.astimezone(UTC)
+    try:  # 9999-12-31T23:59:59-01:00 is past the calendar's end in UTC
+        dt = dt.astimezone(UTC)
+    except OverflowError:
+        raise UserError(f"'ts' is outside the years 1–9999 in UTC: {value!r}") from None
     return format_ts(dt), (dt - _EPOCH) // timedelta(microseconds=1)
 
 
@@ -203,7 +207,12 @@ def now_ts() -> tuple[str, int]:
 
 
 def ts_from_us(t_us: int) -> str:
-    return format_ts(_EPOCH + timedelta(microseconds=t_us))
+    """The stored time back as a string; a value no calendar date holds (a damaged or hand-edited
+    store) is refused with one line rather than an OverflowError."""
+    try:
+        return format_ts(_EPOCH + timedelta(microseconds=t_us))
+    except (OverflowError, TypeError):
+        raise UserError(f"the database holds a time no calendar date has: {t_us!r} µs since 1970") from None
 
 
 def event_uid(record: Mapping[str, Any]) -> str:

@@ -23,6 +23,7 @@ from typing import Any
 
 from scorer.errors import UserError
 from scorer.load.join import Joiner
+from scorer.metrics.constants import OPTION_BOUNDS
 from scorer.model import X_LABELS, Y_LABELS, Benchmark, Item, Run
 from scorer.names import DEFAULT_DISPLAY_NAMES, display_name, method_matches
 
@@ -53,6 +54,8 @@ def parse_per_cell(text: str | int) -> tuple[int, int]:
     hi = int(m.group(2)) if m.group(2) else lo
     if lo < 1 or hi < lo:
         raise UserError(f"--per-cell must be at least 1 (and a range low-high with low ≤ high), got {text!r}")
+    if hi > OPTION_BOUNDS["per_cell"][1]:
+        raise UserError(f"--per-cell must be at most {OPTION_BOUNDS['per_cell'][1]:,}")
     return lo, hi
 
 

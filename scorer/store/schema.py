@@ -151,11 +151,22 @@ def _set_wal(conn: sqlite3.Connection, path: Path) -> None:
         raise UserError(f"{path}: cannot switch the annotation database to WAL mode (got {mode!r})")
 
 
+def _check_integrity(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuse a store whose header is intact but whose pages are damaged: SQLite would accept new
+    events into it ("1 added") that could not be read back. quick_check is O(pages), no index rebuild."""
+    rows = conn.execute("PRAGMA quick_check(1)").fetchall()
+    if not rows or rows[0][0] != "ok":
+        detail = " ".join(str(rows[0][0]).split())[:200] if rows else "no answer"
+        raise UserError(f"{path}: damaged annotation database (integrity check: {detail}); "
+                        "restore it from a backup, nothing was written")
+
+
 def connect(path: str | Path, create: bool = True, timeout: float = BUSY_TIMEOUT_S) -> sqlite3.Connection:
     """An open, migrated connection (autocommit; WAL; synchronous=FULL; busy timeout), or UserError."""
     path = Path(path)
     if path.is_dir():
         raise UserError(f"{path}: is a folder, not an annotation database file")
+    existed = path.is_file() and path.stat().st_size > 0
     if not path.exists():
         if not create:
             raise UserError(f"{path}: no such annotation database")
@@ -184,6 +195,8 @@ def connect(path: str | Path, create: bool = True, timeout: float = BUSY_TIMEOUT
         if version > SCHEMA_VERSION:
             raise UserError(f"{path}: annotation database schema version {version} is newer than this "
                             f"memscope supports ({SCHEMA_VERSION}); upgrade memscope")
+        if create and existed:
+            _check_integrity(conn, path)  # before anything is written: an event must read back
         _set_wal(conn, path)
         conn.execute("PRAGMA synchronous = FULL")
         conn.execute("PRAGMA foreign_keys = ON")

@@ -114,3 +114,37 @@ async def test_corrupt_clue_image_placeholder_in_the_item_screen(tmp_path):
         await pilot.press("n")  # still responsive
         await settle(pilot)
         assert type(app.screen).__name__ == "ItemScreen"
+
+
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
+
+
+def test_bidi_and_zero_width_characters_are_made_visible_by_the_one_safe_text_function():
+    from tui.text import cell, safe, shown
+    from tui.widgets.literal import label
+
+    raw = "pay " + BIDI + ZERO_WIDTH + " \x1b[2Jnow"
+    expected = "pay " + "".join(f"⟨U+{ord(c):04X}⟩" for c in BIDI + ZERO_WIDTH) + " \\x1b[2Jnow"
+    assert shown(raw) == expected
+    assert safe(raw).plain == cell(raw).plain == label(raw).plain == expected
+
+
+async def test_a_question_with_a_bidi_override_is_shown_visibly(tmp_path):
+    from tests.builders.benchmarks import MINI_TASK, write_mini_bench
+
+    def trojan(d: dict) -> None:
+        d["human-annotated QAs"][0]["question"] = "Is it \u202eneerG\u202c or\u200bnot?"
+        d["human-annotated QAs"][0]["answer"] = "\ufeffGreen"
+
+    root = write_mini_bench(tmp_path / "b", mutate=trojan)
+    app = make_app(root, [])
+    async with app.run_test(size=WIDE) as pilot:
+        await pilot.press("2")
+        await settle(pilot)
+        assert "Is it ⟨U+202E⟩neerG⟨U+202C⟩ or⟨U+200B⟩not?" in screen_text(app)  # the Items table
+        await pilot.press("enter")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "Is it ⟨U+202E⟩neerG⟨U+202C⟩ or⟨U+200B⟩not?" in text and "⟨U+FEFF⟩Green" in text
+        assert not any(c in text for c in BIDI + ZERO_WIDTH)

@@ -25,7 +25,7 @@ from textual.widgets import Static, Tab, Tabs
 
 from scorer.model import Item
 from tui.bases.annotating import AnnotatingScreen
-from tui.casecard import export_case
+from tui.casecard import CaseCardError, export_case
 from tui.messages import OpenCompare, OpenRound
 from tui.state import default_pair
 from tui.text import safe
@@ -379,7 +379,7 @@ class ItemScreen(AnnotatingScreen):  # the annotation keys and panel: tui/bases/
     def action_export(self) -> None:
         try:
             paths = export_case(self.state, self.item, self.backbone)
-        except OSError as err:
+        except (OSError, CaseCardError) as err:
             self.notify(f"Export failed: {err}", severity="error", markup=False)
             return
         self.notify("Case card written:\n" + "\n".join(str(p) for p in paths), title="Export",

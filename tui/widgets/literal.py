@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from textual.content import Content
 
-from scorer.safe_text import plain
+from tui.text import shown
 
 
 def label(value: object) -> Content:
-    """A literal Content (tab titles, labels): never parsed as markup, control characters made visible."""
-    return Content(plain("" if value is None else str(value), one_line=True))
+    """A literal Content (tab titles, labels): never parsed as markup; control characters, bidi
+    controls and zero-width characters made visible (tui.text.shown)."""
+    return Content(shown("" if value is None else str(value), one_line=True))
