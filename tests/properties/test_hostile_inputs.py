@@ -54,10 +54,25 @@ SETTINGS = settings(max_examples=8, deadline=None, derandomize=True, database=No
 PEAK_RSS_MB = 1024  # what a command may hold at its peak (RLIMIT_AS alone lets a caught MemoryError hide it)
 
 
+# The command's own peak: VmHWM of its process image, written at exit to the file MEMSCOPE_TEST_HWM names.
+# (getrusage's ru_maxrss would keep the pre-exec peak of the forked copy of this test process: pytest's
+# size, not memscope's.) A process killed before it can write falls back to ru_maxrss.
+HWM_WRAPPER = ("import atexit, os, sys\n"
+               "def _hwm():\n"
+               "    kb = next(ln.split()[1] for ln in open('/proc/self/status') if ln.startswith('VmHWM:'))\n"
+               "    open(os.environ['MEMSCOPE_TEST_HWM'], 'w').write(kb)\n"
+               "atexit.register(_hwm)\n"
+               "from scorer.cli import main\n"
+               "sys.exit(main(sys.argv[1:]))\n")
+
+
 def run_limited(argv: list[str]) -> tuple[int | None, str, str, float]:
     """(exit status or None on timeout, stdout, stderr, peak RSS in MB) of argv under the limits."""
-    with tempfile.TemporaryFile() as fo, tempfile.TemporaryFile() as fe:
-        proc = subprocess.Popen(argv, cwd=REPO, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL, preexec_fn=_limits)
+    with tempfile.TemporaryFile() as fo, tempfile.TemporaryFile() as fe, \
+            tempfile.NamedTemporaryFile("r", suffix=".hwm") as hwm:
+        env = {**os.environ, "MEMSCOPE_TEST_HWM": hwm.name}
+        proc = subprocess.Popen(argv, cwd=REPO, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL, preexec_fn=_limits,
+                                env=env)
         timer = threading.Timer(TIMEOUT, proc.kill)
         timer.start()
         try:
@@ -70,7 +85,9 @@ def run_limited(argv: list[str]) -> tuple[int | None, str, str, float]:
         fe.seek(0)
         out = fo.read().decode("utf-8", "replace")
         err = fe.read().decode("utf-8", "replace")
-    return (None if timed_out else proc.returncode), out, err, usage.ru_maxrss / 1024
+        own = hwm.read().strip()
+    peak_mb = int(own) / 1024 if own.isdigit() else usage.ru_maxrss / 1024
+    return (None if timed_out else proc.returncode), out, err, peak_mb
 
 
 def _limits() -> None:
@@ -207,7 +224,7 @@ def check_commands(root: Path, target: str, path: Path, may_be_valid: bool,
     in `must_fail` (those that read the file) must not exit 0."""
     before = hashes(root)
     for name, argv in commands(root, target):
-        code, out, err, peak_mb = run_limited([sys.executable, "-m", "scorer.cli", *argv])
+        code, out, err, peak_mb = run_limited([sys.executable, "-c", HWM_WRAPPER, *argv])
         if code is None:
             pytest.fail(f"{name} on {path.name}: no answer within {TIMEOUT} s")
         proc = subprocess.CompletedProcess(argv, code, out, err)
