@@ -7,9 +7,9 @@ from typing import Any
 
 import pandas as pd
 
-from scorer.names import DEFAULT_REFERENCES, is_reference
+from scorer.names import DEFAULT_REFERENCES, FAMILIES, is_reference
 
-FAMILY_ORDER = ("text", "multimodal", "no_visual", "other")  # scorer.names.FAMILIES, in table order
+FAMILY_ORDER = FAMILIES  # table order: textual, multimodal, no visual input, other
 FAMILY_TITLES = {"text": "Textual memory", "multimodal": "Multimodal memory", "no_visual": "No visual input",
                  "other": "Other"}
 # The MemEye main table's column order; other methods follow, alphabetically, within their family.
