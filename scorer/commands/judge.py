@@ -64,7 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, metavar="N", help="judge at most N rows")
     p.add_argument("--force", action="store_true", help="re-judge rows that already have a score")
     p.add_argument("--dry-run", action="store_true", help="count the calls and tokens a run would need; ask nothing")
-    p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="per-request timeout (default 60)")
+    p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="bound on each whole request, and on any Retry-After wait (default 60)")
     p.add_argument("--max-retries", type=int, default=4, metavar="N", help="retries per prompt (default 4)")
     p.add_argument("--backoff", type=float, default=1.0, metavar="S",
                    help="first retry wait, doubled each retry, unless the server sends Retry-After (default 1)")
@@ -131,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
         write.check_targets(runs, base, every)
 
     policy = RetryPolicy(max_retries=args.max_retries, backoff=args.backoff, timeout=args.timeout,
-                         max_wait=max(60.0, args.timeout))
+                         max_wait=args.timeout)
     done: list[ModelRun] = []
     with JudgeCache(cache_path) as cache:
         try:

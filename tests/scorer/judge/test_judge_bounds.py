@@ -49,7 +49,7 @@ def test_retry_after_not_a_number_is_ignored():
 
 
 def test_very_long_retry_after_is_capped(server, tmp_path):
-    """Retry-After: 100000 waits at most the policy's max_wait (the CLI: max(60 s, --timeout))."""
+    """Retry-After: 100000 waits at most the policy's max_wait (the CLI: --timeout)."""
     import asyncio
 
     from scorer.judge.client import JudgeClient, RetryPolicy, resolve_endpoint
@@ -66,3 +66,15 @@ def test_very_long_retry_after_is_capped(server, tmp_path):
     answer = asyncio.run(ask())
     assert answer.verdict.score == 0.5 and answer.attempts == 2
     assert time.monotonic() - t0 < 5
+
+
+def test_cli_caps_retry_after_at_the_timeout(server, tmp_path):
+    """`judge --timeout 0.5` against a server asking for Retry-After: 100000 waits 0.5 s, not a day."""
+    from tests.scorer.judge.test_judge import judge, row, runs_tree
+
+    runs = runs_tree(tmp_path, [row(1, "a [[script:429@100000,ok]]")])
+    t0 = time.monotonic()
+    assert judge(server, runs, tmp_path / "out", tmp_path / "c.sqlite") == 0
+    took = time.monotonic() - t0
+    t = [r.at for r in server.requests_for("[[script:429@100000,ok]]")]
+    assert len(t) == 2 and 0.45 <= t[1] - t[0] < 2 and took < 10
