@@ -214,6 +214,84 @@ def million(src_runs: Path, dst: Path) -> int:
     return rows
 
 
+PARSE = """
+import sys, time
+from pathlib import Path
+import orjson
+files = sorted(str(p) for p in Path(sys.argv[1]).rglob("predictions.jsonl"))
+t = time.perf_counter()
+n = 0
+for path in files:
+    with open(path, "rb") as fh:
+        for line in fh.read().split(b"\\n"):
+            if line.strip():
+                orjson.loads(line)
+                n += 1
+print(time.perf_counter() - t, n)
+"""
+
+
+def orjson_parse(runs: Path) -> tuple[float, int]:
+    """(seconds, rows): one process, one core, reading every predictions.jsonl under `runs` and
+    parsing each row with orjson (interpreter start-up, the import and the folder walk left out)."""
+    proc = subprocess.run([sys.executable, "-c", PARSE, str(runs)], check=True, capture_output=True, text=True)
+    secs, n = proc.stdout.split()
+    return float(secs), int(n)
+
+
+def bare_import() -> float:
+    """Wall seconds of `python -c "import pandas, numpy, rich"` (interpreter start-up included, as
+    for `memscope score`)."""
+    return run_timed([sys.executable, "-c", "import pandas, numpy, rich"])[0]
+
+
+OLD_SECTIONS = ("matrix,position_bias,agreement,oracle,bootstrap,caption_proof,evidence,evidence_curve,recency,"
+                "delivery,abstention,oracle_evidence,gates")  # every section but MOSAIC's (issue 20)
+
+
+def floor_ratios(bench: Path, runs: Path, work: Path, repeat: int) -> dict:
+    """Issue 19: the default `memscope score` (every section, json) at MemEye scale against the bare
+    `import pandas, numpy, rich` (target ≤ 4×) and against that import + an orjson parse of every row
+    (≤ 2×), each repetition measuring the references and the score back to back. Also with the
+    sections before MOSAIC's (OLD_SECTIONS), which read the runs once with the lean reader."""
+    out = []
+    for i in range(repeat):
+        la = load()[0]
+        imp = bare_import()
+        parse, n = orjson_parse(runs)
+        base = [sys.executable, "-m", "scorer", "score", str(bench), "--runs", str(runs), "--format", "json"]
+        t_def = run_timed([*base, "--out", str(work / f"default{i}")])[0]
+        t_old = run_timed([*base, "--sections", OLD_SECTIONS, "--out", str(work / f"old{i}")])[0]
+        reader = json.loads((work / f"default{i}" / "report.json").read_text())["inputs"]["runs"]["reader"]
+        out.append({"load_average": la, "import_s": round(imp, 3), "orjson_parse_s": round(parse, 3), "rows": n,
+                    "default_s": round(t_def, 3), "default_reader": reader,
+                    "default_vs_import": round(t_def / imp, 2), "default_vs_import_parse": round(t_def / (imp + parse), 2),
+                    "pre_mosaic_sections_s": round(t_old, 3),
+                    "pre_mosaic_vs_import": round(t_old / imp, 2),
+                    "pre_mosaic_vs_import_parse": round(t_old / (imp + parse), 2)})
+    med = {k: round(statistics.median(r[k] for r in out), 2) for k in out[0] if k.endswith(("_s", "_import", "_parse"))}
+    return {"runs": out, "median": med, "targets": {"vs_import": 4.0, "vs_import_parse": 2.0}}
+
+
+def million_floor(runs: Path, work: Path, bench: Path, args: argparse.Namespace) -> dict:
+    """Issue 19: 1M rows (--million-sections) against the single-core orjson parse of the same files
+    (target ≤ 3×), each repetition back to back."""
+    big = work / "million"
+    if not big.is_dir():
+        million(runs, big)
+    cmd = [sys.executable, "-m", "scorer", "score", str(bench), "--runs", str(big), "--resamples", str(args.resamples),
+           "--sections", args.million_sections, "--out", str(work / "out_million_floor"), "--format", "json"]
+    out = []
+    for _ in range(args.floor_repeat):
+        la = load()[0]
+        parse, n = orjson_parse(big)
+        t = run_timed(cmd)[0]
+        out.append({"load_average": la, "rows": n, "orjson_parse_s": round(parse, 2), "score_s": round(t, 2),
+                    "score_vs_parse": round(t / parse, 2)})
+    return {"runs": out, "median_score_vs_parse": round(statistics.median(r["score_vs_parse"] for r in out), 2),
+            "target": 3.0}
+
+
 def main(argv: list[str] | None = None) -> int:
     from scorer.metrics.constants import DEFAULT_RESAMPLES
 
@@ -224,6 +302,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--million-sections", default="matrix,position_bias",
                     help="sections for the 1M-row run (caption_proof adds ~15,800 CIs over 104 backbones)")
     ap.add_argument("--workdir", type=Path, help="keep the generated data here (default: a temp folder)")
+    ap.add_argument("--floor-repeat", type=int, default=5,
+                    help="repetitions of the floor ratios (issue 19: default score vs import / parse; 1M rows vs parse)")
+    ap.add_argument("--only-floor", action="store_true", help="only the issue-19 floor ratios")
+    ap.add_argument("--floor-parts", default="memeye,million", help="which floor ratios: memeye, million or both")
     args = ap.parse_args(argv)
     tmp = tempfile.TemporaryDirectory(prefix="memscope-bench-")
     work = args.workdir or Path(tmp.name)
@@ -240,6 +322,15 @@ def main(argv: list[str] | None = None) -> int:
         events = annotations(bench, runs, work / "annotations.jsonl")
         subprocess.run([sys.executable, "-m", "scorer", "annotations", "import", str(events), "--db", str(db)],
                        check=True, capture_output=True, cwd=REPO)
+    if "memeye" in args.floor_parts:
+        figures["floor"] = floor_ratios(bench, runs, work, args.floor_repeat)
+    if args.only_floor:
+        if not args.skip_million and "million" in args.floor_parts:
+            figures["million_floor"] = million_floor(runs, work, bench, args)
+        figures["load_after"] = load()
+        print(json.dumps(figures, indent=1))
+        tmp.cleanup()
+        return 0
     cli = [sys.executable, "-m", "scorer", "score", str(bench), "--runs", str(runs), "--db", str(db),
            "--resamples", str(args.resamples), "--compare", *COMPARE]
     times = []
@@ -274,6 +365,7 @@ def main(argv: list[str] | None = None) -> int:
         t_big, m_big, c_big, _ = run_timed(big_cmd)
         # Memory from a second run: reading every process's smaps_rollup costs CPU, kept out of the timing.
         _, _, _, tree_big = run_timed(big_cmd, sample_tree=True)
+        figures["million_floor"] = million_floor(runs, work, bench, args)
         rep = json.loads((work / "out_million" / "report.json").read_text())
         figures["million_rows"] = {"rows": rep["inputs"]["rows"]["scored"], "built_rows": figures_rows,
                                    "sections": args.million_sections, "reader": rep["inputs"]["runs"]["reader"],

@@ -19,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-from scorer.embed.cache import EmbeddingCache
+from scorer.embed.cache import EmbeddingCache, text_key
 from scorer.embed.model import DEFAULT_MODEL, embed_texts
 from scorer.errors import UserError
 from scorer.model import Benchmark, Item, Task
@@ -64,18 +64,17 @@ def task_texts(task: Task) -> tuple[list[str], list[str], list[int]]:
     return ids, texts, orders
 
 
-def retrieve_task(
-    task: Task, cache: EmbeddingCache, cfg: RetrievalConfig, progress: Callable[[int], None] | None = None
-) -> tuple[dict[str, list[Ranked]], dict[str, int]]:
-    """Ranked pools keyed by item id (one per question: an MCQ item and its open mirror share it)."""
-    ids, texts, orders = task_texts(task)
+def _questions(task: Task) -> tuple[list[str], list[str]]:
+    """(item ids, question texts): one per question (an MCQ item and its open mirror share it)."""
     questions: dict[str, str] = {}
     for it in task.items:
         questions.setdefault(it.item_id, it.question)
-    q_ids = list(questions)
-    all_texts = texts + [questions[q] for q in q_ids]
-    vecs, counts = embed_texts(all_texts, cache, cfg.model, cfg.batch, cfg.device, progress)
-    round_vecs, q_vecs = vecs[: len(texts)], vecs[len(texts):]
+    return list(questions), list(questions.values())
+
+
+def rank_task(task: Task, ids: list[str], orders: list[int], q_ids: list[str], round_vecs: np.ndarray,
+              q_vecs: np.ndarray, cfg: RetrievalConfig) -> dict[str, list[Ranked]]:
+    """Ranked pools keyed by item id, from the task's round and question vectors."""
     n_rounds = len(task.rounds)  # the question comes after the last round
     out: dict[str, list[Ranked]] = {}
     for qi, item_id in enumerate(q_ids):
@@ -86,7 +85,17 @@ def retrieve_task(
         out[item_id] = [
             Ranked(ids[j], round(float(scores[j]), 6), n_rounds - orders[j]) for j in order[: cfg.pool]
         ]
-    return out, counts
+    return out
+
+
+def retrieve_task(
+    task: Task, cache: EmbeddingCache, cfg: RetrievalConfig, progress: Callable[[int], None] | None = None
+) -> tuple[dict[str, list[Ranked]], dict[str, int]]:
+    """Ranked pools keyed by item id (one per question: an MCQ item and its open mirror share it)."""
+    ids, texts, orders = task_texts(task)
+    q_ids, q_texts = _questions(task)
+    vecs, counts = embed_texts(texts + q_texts, cache, cfg.model, cfg.batch, cfg.device, progress)
+    return rank_task(task, ids, orders, q_ids, vecs[: len(texts)], vecs[len(texts):], cfg), counts
 
 
 def retrieval_row(item: Item, ranked: list[Ranked], cfg: RetrievalConfig) -> dict:
@@ -148,14 +157,30 @@ def run_retrieval(
         raise UserError(f"--top-k must be ≥ 1 and ≤ the pool size ({cfg.pool})")
     stamp = stamp or datetime.now(timezone.utc).strftime("%Y%m%d_%H%M%S")
     totals = {"tasks": 0, "rounds": 0, "items": 0, "hits": 0, "computed": 0, "folders": 0}
+    # Every task's texts embedded in one go (sorted by length once, encoded in large calls: see
+    # embed_texts), then each task ranked and written.
+    per_task = []
+    everything: list[str] = []
     for task in bench.tasks:
-        pools, counts = retrieve_task(task, cache, cfg, progress)
+        ids, texts, orders = task_texts(task)
+        q_ids, q_texts = _questions(task)
+        per_task.append((task, ids, orders, q_ids, len(everything), len(texts), len(q_texts)))
+        everything += texts + q_texts
+    computed: list[str] = []
+    vecs, _ = embed_texts(everything, cache, cfg.model, cfg.batch, cfg.device, progress, computed)
+    fresh = set(computed)  # counted as computed by the first task that has them, as hits after
+    for task, ids, orders, q_ids, start, n_texts, n_q in per_task:
+        mid, end = start + n_texts, start + n_texts + n_q
+        pools = rank_task(task, ids, orders, q_ids, vecs[start:mid], vecs[mid:end], cfg)
         folders = write_task_runs(out, task, pools, cfg, stamp, bench.root)
+        keys = {text_key(t) for t in everything[start:end]}
+        new = keys & fresh
+        fresh -= new
         totals["tasks"] += 1
         totals["rounds"] += len(task.rounds)
         totals["items"] += len(pools)
-        totals["hits"] += counts["hits"]
-        totals["computed"] += counts["computed"]
+        totals["hits"] += len(keys) - len(new)
+        totals["computed"] += len(new)
         totals["folders"] += len(folders)
     return totals
 

@@ -11,7 +11,13 @@ Steps: ok (a bare JSON object), prose (JSON inside prose), fenced (```json … `
 score at all), badscore (0.3: off every level), garbage (a 200 whose JSON body is broken),
 429[@seconds], 500, hang (sleep past any short
 client timeout, then answer), drip (answer ok, one byte every `drip_seconds`, so that no single
-read ever times out), drop (close the connection without a word), 401.
+read ever times out), drop (close the connection without a word), 401, length (finish_reason "length" with an empty
+content, as a reasoning model that spent its tokens thinking), cut (finish_reason "length" with the
+JSON cut after the score's first digit).
+A reasoning-model server: `reject_temperature` answers any request carrying a temperature other
+than 1 with OpenAI's 400 unsupported_value body (REASONING_TEMPERATURE_ERROR); `reject_max_tokens`
+answers max_tokens with the 400 unsupported_parameter body. `models`, when set, is what GET
+/v1/models lists (otherwise that route is a 404, as on servers without it); GETs are in `gets`.
 `server.queue` steps, when present, are used before any marker. Every request is logged; GET
 /v1/_stats answers {"requests": n} (for a server in another process: `python tests/judge_server.py
 [latency]` prints its URL and serves until killed).
@@ -33,6 +39,20 @@ LEVELS = (0.0, 0.25, 0.5, 0.75, 1.0)
 _SCRIPT = re.compile(r"\[\[script:([^\]]*)\]\]")
 _SCORE = re.compile(r"\[\[score:([^\]]*)\]\]")
 
+# OpenAI's answer to temperature 0 from a reasoning model (gpt-5, o1, o3 …), as reported in e.g.
+# github.com/gabrii/Cursor-Azure-GPT-5/issues/33 and johny-b/llmcomp/issues/69
+def reasoning_temperature_error(value) -> dict:
+    return {"error": {
+        "message": f"Unsupported value: 'temperature' does not support {value} with this model. "
+                   "Only the default (1) value is supported.",
+        "type": "invalid_request_error", "param": "temperature", "code": "unsupported_value"}}
+
+
+MAX_TOKENS_ERROR = {"error": {
+    "message": "Unsupported parameter: 'max_tokens' is not supported with this model. "
+               "Use 'max_completion_tokens' instead.",
+    "type": "invalid_request_error", "param": "max_tokens", "code": "unsupported_parameter"}}
+
 
 @dataclass(frozen=True)
 class Logged:
@@ -42,6 +62,8 @@ class Logged:
     authorization: str
     temperature: object
     step: str
+    sent: tuple = ()  # the body's keys
+    max_tokens: object = None  # max_tokens or max_completion_tokens, whichever came
 
 
 def default_score(model: str, prompt: str) -> float:
@@ -56,6 +78,10 @@ class JudgeServer:
         self.drip_seconds = drip_seconds
         self.log: list[Logged] = []
         self.queue: list[str] = []
+        self.reject_temperature = False
+        self.reject_max_tokens = False
+        self.models: list[str] | None = None
+        self.gets: list[tuple[str, str]] = []  # (path, Authorization)
         self._seen: dict[str, int] = {}
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
@@ -144,6 +170,11 @@ class _Handler(BaseHTTPRequestHandler):
         """GET …/_stats: the request count, for a server running in another process (bench)."""
         if self.path.rstrip("/").endswith("/_stats"):
             return self._send(200, {"requests": self.owner.requests})
+        with self.owner._lock:
+            self.owner.gets.append((self.path, self.headers.get("Authorization", "")))
+        if self.path.rstrip("/").endswith("/v1/models") and self.owner.models is not None:
+            return self._send(200, {"object": "list", "data": [
+                {"id": m, "object": "model", "created": 0, "owned_by": "test"} for m in self.owner.models]})
         self._send(404, {"error": {"message": f"no route {self.path}"}})
 
     def do_POST(self) -> None:
@@ -155,12 +186,20 @@ class _Handler(BaseHTTPRequestHandler):
         messages = body.get("messages") or []
         prompt = "\n".join(str(m.get("content", "")) for m in messages)
         model = str(body.get("model", ""))
-        step = srv.next_step(prompt)
+        refused = None
+        if srv.reject_temperature and "temperature" in body and body["temperature"] != 1:
+            refused = reasoning_temperature_error(body["temperature"])
+        elif srv.reject_max_tokens and "max_tokens" in body:
+            refused = MAX_TOKENS_ERROR
+        step = "refused" if refused else srv.next_step(prompt)
         with srv._lock:
             srv.log.append(Logged(time.time(), model, prompt, self.headers.get("Authorization", ""),
-                                  body.get("temperature"), step))
+                                  body.get("temperature"), step, tuple(body),
+                                  body.get("max_tokens", body.get("max_completion_tokens"))))
         if srv.latency:
             time.sleep(srv.latency)
+        if refused:
+            return self._send(400, refused)
         kind, _, arg = step.partition("@")
         if kind == "429":
             return self._send(429, {"error": {"message": "slow down", "type": "rate_limit"}},
@@ -190,12 +229,17 @@ class _Handler(BaseHTTPRequestHandler):
             "fenced": f"```json\n{obj}\n```",
             "malformed": "The answer looks about right to me, I would say mostly correct.",
             "badscore": json.dumps({"score": 0.3, "reasoning": "between levels"}),
+            "length": "", "cut": "",
         }.get(kind)
         if text is None:
             return self._send(400, {"error": {"message": f"unknown scripted step {step!r}"}})
+        finish = "stop"
+        if kind in ("length", "cut"):
+            # cut: the reply stops after the score's first digit ({"score": 0 of 0.75)
+            text, finish = ("" if kind == "length" else obj[: obj.index(":") + 3]), "length"
         (self._send_drip if drip else self._send)(200, {
             "id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()), "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}],
             "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": 20, "total_tokens": len(prompt) // 4 + 20},
         })
 

@@ -27,10 +27,13 @@ from textual.reactive import reactive
 from scorer.errors import UserError
 from scorer.safe_text import plain
 from scorer.search import Hit, Searcher
-from tui.commands import MemscopeCommands, Palette
+from tui.bases.study import pending_study_screens
+from tui.commands import MemscopeCommands, ObjectCommands, Palette
+from tui.keymap import load_user_keymap
 from tui.media.audio import Player
 from tui.media.image import prepare
-from tui.messages import AnnotationSaved, OpenCompare, OpenItem, OpenRound, OpenSearch, OpenStudy
+from tui.messages import AnnotationSaved, OpenCompare, OpenItem, OpenItems, OpenRound, OpenSearch, OpenStudy
+from tui.preload import preload
 from tui.screens.compare import CompareScreen
 from tui.screens.help import HelpScreen
 from tui.screens.item import ItemScreen
@@ -43,17 +46,21 @@ from tui.screens.study_agreement import AgreementStudyScreen
 from tui.screens.study_home import StudyHomeScreen
 from tui.screens.study_labels import LabelStudyScreen
 from tui.screens.study_oracle import OracleStudyScreen
+from tui.screens.study_adjudicate import adjudicate_screen
+from tui.screens.viewer import ViewerScreen, media_on
 from tui.state import AppState, load_state
 
 DEFAULT_DB = Path("memscope.db")
-STUDY_SCREENS = {"agreement": AgreementStudyScreen, "oracle": OracleStudyScreen, "labels": LabelStudyScreen}
+STUDY_SCREENS = {"agreement": AgreementStudyScreen, "oracle": OracleStudyScreen, "labels": LabelStudyScreen,
+                 "adjudicate": adjudicate_screen}  # by the kind it adjudicates
+MEDIA_SCREENS = (ItemScreen, SessionScreen, CompareScreen, AgreementStudyScreen, OracleStudyScreen, LabelStudyScreen)
 STUDY_ONLY = "This session is for the study only (started with --study); q quits."
 
 
 class MemscopeApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "memscope"
-    COMMANDS = App.COMMANDS | {MemscopeCommands}
+    COMMANDS = App.COMMANDS | {MemscopeCommands, ObjectCommands}
     MODES = {"overview": OverviewScreen, "items": ItemsScreen, "scores": ScoresScreen, "study": StudyHomeScreen}
     BINDINGS = [
         Binding("1", "switch_mode('overview')", "Overview", tooltip="the benchmark at a glance", id="app.overview"),
@@ -63,21 +70,27 @@ class MemscopeApp(App[int]):
                 id="app.study"),
         Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
         Binding("q", "quit", "Quit", id="app.quit"),
+        Binding("z", "view_media", "View", tooltip="the selected image or video full screen: zoom, pan, play",
+                id="media.view"),
     ]
 
     save_state: reactive[str] = reactive("no database")
 
     def __init__(self, state: AppState, start: str = "overview", study: str | None = None,
-                 player: Player | None = None) -> None:
+                 player: Player | None = None, item: tuple[str, str] | None = None,
+                 run: int | None = None) -> None:
         super().__init__()
+        self.start_item, self.start_run = item, run  # --item / --run: opened once the first screen shows
         self.state = state
         self.player = player  # what every audio widget plays through (None: the process-wide player)
         self.searcher: Searcher | None = None  # scorer.search's index, built by the first search
         self.study_only = study is not None  # --study: the other modes (methods, judge scores) stay shut
-        self.start_mode = "study" if study else start
+        self.start_mode = "study" if study else ("items" if item is not None and start == "overview" else start)
         self.start_study = study  # opened by the Study screen when it first shows
         self.save_state = state.save_state
         self.crash_log: Path | None = None  # written by the first unexpected exception (see run_app)
+        # the user's key remapping (tui/keymap.py: keys.toml); each bad entry is one line, never a crash
+        self.user_keys, self.keymap_problems = load_user_keymap()
 
     def _handle_exception(self, error: Exception) -> None:
         """Textual's hook for an unhandled exception (it sets return_code 1 and exits): the traceback
@@ -88,12 +101,22 @@ class MemscopeApp(App[int]):
         self._exit_renderables.clear()  # no screenful of traceback: the log has it
 
     def on_mount(self) -> None:
+        if self.user_keys:
+            self.set_keymap(self.user_keys)
+        for problem in self.keymap_problems:
+            self.notify(problem, severity="warning", timeout=8, markup=False)
         self.switch_mode(self.start_mode)
+        if self.start_item is not None and not self.study_only:  # --item: the deep link
+            key = self.start_item
+            self.call_after_refresh(lambda: self.post_message(OpenItem([key], key, run=self.start_run)))
         # Hundreds of thousands of long-lived objects are loaded (the benchmark, the runs); without
         # this every full collection the UI's allocations trigger walks them all (0.6 s at MOSAIC
         # scale: a frozen keystroke). Frozen again once the first screen's widgets exist.
         gc.freeze()
         self.call_after_refresh(gc.freeze)
+        # The Item screen's media modules, imported in a thread once the first screen is drawn (tui.preload)
+        self.call_after_refresh(lambda: self.run_worker(preload, name="preload", group="preload", thread=True,
+                                                        exit_on_error=False))
 
     def on_unmount(self) -> None:
         gc.unfreeze()  # what the app froze can be collected again once it is gone (tests run many apps)
@@ -112,6 +135,29 @@ class MemscopeApp(App[int]):
         if self.use_command_palette and not Palette.is_open(self):
             self.push_screen(Palette(id="--command-palette"))
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "view_media":  # only where media are shown (and not in the viewer itself)
+            return isinstance(self.screen, MEDIA_SCREENS)
+        return True
+
+    def action_view_media(self) -> None:
+        """z: the viewer on the screen's selected image or video (tui/screens/viewer.py)."""
+        found = media_on(self.screen) if isinstance(self.screen, MEDIA_SCREENS) else None
+        if found is None:
+            self.notify("no image or video on this screen", timeout=2)
+            return
+        self.push_screen(ViewerScreen(*found))
+
+    async def action_quit(self) -> None:
+        """q (and ctrl+q): quit, but first ask about a study choice made and not saved."""
+        for screen in pending_study_screens(self):
+            if screen.ask_pending("quitting", lambda _saved: self._quit_now()):
+                return
+        self.exit()
+
+    async def _quit_now(self) -> None:
+        self.exit()
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
@@ -126,7 +172,19 @@ class MemscopeApp(App[int]):
         if gc.isenabled():  # no collection while the new screen is built (see ItemScreen.show_item)
             gc.disable()
             self.call_after_refresh(gc.enable)
-        self.push_screen(ItemScreen(message.keys, message.key))
+        run = None if message.run is None else self.state.run_refs[message.run]
+        self.push_screen(ItemScreen(message.keys, message.key, run=run))
+
+    async def on_open_items(self, message: OpenItems) -> None:
+        """The Items table with a filter (a Scores cell, a palette entry), cursor on its first row."""
+        if self.study_only:
+            self.notify(STUDY_ONLY, timeout=3)
+            return
+        await self.switch_mode("items")
+        while not isinstance(self.screen, ItemsScreen) and len(self.screen_stack) > 1:
+            self.pop_screen()
+        if isinstance(self.screen, ItemsScreen):
+            self.screen.show_filter(message.filter)
 
     def on_open_round(self, message: OpenRound) -> None:
         self.push_screen(SessionScreen(message.task, message.round_id, item=message.item))
@@ -160,8 +218,12 @@ class MemscopeApp(App[int]):
 def make_app(bench: str | Path, runs: Sequence[str | Path] = (), db: str | Path | None = None,
              annotator: str = "annotator", allow_outside_root: bool = False,
              exports_dir: str | Path | None = None, names: Mapping[str, str] | None = None,
-             start: str = "overview", study: str | None = None, player: Player | None = None) -> MemscopeApp:
+             start: str = "overview", study: str | None = None, player: Player | None = None,
+             item: str | None = None, mode: str | None = None, run: str | None = None) -> MemscopeApp:
     """Load everything and build the app (not yet running). UserError on bad input.
+
+    `item` (+ `mode`, `run`): open the Item screen on that item, that run's tab first (the deep link a
+    report row or a case card prints: `memscope tui BENCH --item ID --mode mcq --run BACKBONE/METHOD`).
 
     `player` plays the audio (tests pass a NullPlayer; None: the process-wide one, $MEMSCOPE_AUDIO)."""
     state = load_state(bench, runs, db=db, annotator=annotator, allow_outside_root=allow_outside_root,
@@ -170,7 +232,30 @@ def make_app(bench: str | Path, runs: Sequence[str | Path] = (), db: str | Path 
         if state.store is None:
             raise UserError("--study needs the annotation database that holds it: --db FILE")
         state.store.study(study)
-    return MemscopeApp(state, start=start, study=study, player=player)
+    key, run_index = deep_link(state, item, mode, run)
+    return MemscopeApp(state, start=start, study=study, player=player, item=key, run=run_index)
+
+
+def deep_link(state: AppState, item: str | None, mode: str | None,
+              run: str | None) -> tuple[tuple[str, str] | None, int | None]:
+    """The (item id, mode) and run index `--item/--mode/--run` name; UserError naming what is wrong."""
+    if item is None:
+        if mode is not None or run is not None:
+            raise UserError("--mode and --run go with --item ITEM_ID")
+        return None, None
+    modes = [m for m in ("mcq", "open") if state.bench.item(item, m) is not None]
+    if not modes:
+        raise UserError(f"--item {plain(item)}: no such item in {plain(str(state.bench.root))}")
+    if mode is not None and mode not in modes:
+        raise UserError(f"--item {plain(item)} has no {plain(mode)} form (it has: {', '.join(modes)})")
+    key = (item, mode or modes[0])
+    if run is None:
+        return key, None
+    refs = [r for r in state.run_refs if r.key == run and r.mode == key[1]]
+    if not refs:
+        known = sorted({r.key for r in state.run_refs if r.mode == key[1]})
+        raise UserError(f"--run {plain(run)}: no {key[1]} run with that key (runs: {plain(', '.join(known)) or 'none'})")
+    return key, refs[0].index
 
 
 def crash_dir() -> Path:
@@ -211,10 +296,14 @@ def run_app(app: MemscopeApp, **run_options) -> int:
 
 
 def launch(bench: str | Path, runs: Sequence[str | Path] = (), db: str | Path | None = None,
-           annotator: str = "annotator", allow_outside_root: bool = False, study: str | None = None) -> int:
+           annotator: str = "annotator", allow_outside_root: bool = False, study: str | None = None,
+           item: str | None = None, mode: str | None = None, run: str | None = None) -> int:
     """What `memscope` / `memscope tui` run. The default database is ./memscope.db when it exists."""
     if db is None and DEFAULT_DB.is_file():
         db = DEFAULT_DB
     prepare()  # the image renderer must be chosen before App.run() (DESIGN §9)
-    app = make_app(bench, runs, db=db, annotator=annotator, allow_outside_root=allow_outside_root, study=study)
+    app = make_app(bench, runs, db=db, annotator=annotator, allow_outside_root=allow_outside_root, study=study,
+                   item=item, mode=mode, run=run)
+    for problem in app.keymap_problems:  # also on screen once the app runs
+        print(f"memscope: {plain(problem)}", file=sys.stderr)
     return run_app(app)

@@ -1,7 +1,11 @@
 """Export one item as a case card, like the MemEye paper's case-study panels: a Markdown file with
 the clue images, and a LaTeX figure (the question, the gold answer, the clue images with their
 rounds, the captions a text-only method saw, and per run its score and which clues it retrieved and
-delivered). Images are copied next to the files so the folder is self-contained.
+delivered). Images are copied next to the files so the folder is self-contained; a video clue gets
+a still frame (its middle frame, as PNG). Both cards name the backbone(s) of the runs shown and print
+the command that opens the app on this item (`memscope tui BENCH --item ID --mode M [--run KEY]`).
+The LaTeX thumbnails are half the column width each (two a row), the whole image: the chain facts
+carry no region to crop around.
 
 Only loader-resolved media inside the benchmark root are copied (tui.media.source.local_path);
 text from the data is escaped for Markdown and LaTeX, with control characters made visible.
@@ -10,15 +14,18 @@ text from the data is escaped for Markdown and LaTeX, with control characters ma
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
 from pathlib import Path
 
 from scorer.model import Item, Media, Round
 from scorer.safe_text import plain
 from tui.evidence import DEFAULT_K, latest_round, run_evidence, stale_clues
+from tui.media.frames import open_frames
 from tui.media.source import MediaError, local_path
 from tui.state import AppState, score_of
 
+_SHELL_SAFE = re.compile(r"[A-Za-z0-9._:/@+=-]+")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#|!])")
 _TEX_SPECIAL = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#",
                 "^": r"\^{}", "_": r"\_", "%": r"\%", "~": r"\textasciitilde{}"}
@@ -49,10 +56,44 @@ def _chain_cell(complete: bool | None, got: int | None, status) -> str:
     return f"{'yes' if complete else 'no'} ({got}/{status.n_facts})"
 
 
+def deep_link(state: AppState, item: Item, runs) -> str:
+    """The command that opens the app on this item (and on its run, when the card shows one)."""
+    parts = ["memscope", "tui", str(state.bench.root), "--item", item.item_id, "--mode", item.mode]
+    if len(runs) == 1 and _SHELL_SAFE.fullmatch(runs[0][0].key):  # a run named oddly: the card lists it
+        parts += ["--run", runs[0][0].key]
+    return plain(" ".join(shlex.quote(p) for p in parts), one_line=True)
+
+
+def backbones(runs) -> str:
+    return ", ".join(sorted({ref.backbone for ref, _ in runs})) or "no run"
+
+
+def video_still(state: AppState, m: Media, dest: Path) -> bool:
+    """The middle frame of a video clue written to `dest` as PNG; False when it cannot be read."""
+    try:
+        src = open_frames(m, state.bench.root, state.allow_outside_root)
+    except MediaError:
+        return False
+    try:
+        frame = src.frame(src.count // 2)
+    except MediaError:
+        return False
+    finally:
+        src.close()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    frame.save(dest, format="PNG")
+    return True
+
+
 def copy_images(state: AppState, rounds: list[Round], out: Path) -> dict[int, Path]:
-    """Copy the clue images into out/img; id(media) → path relative to `out`."""
+    """Copy the clue images (and a still frame of each clue video) into out/img; id(media) → path
+    relative to `out`."""
     copied: dict[int, Path] = {}
     for n, r in enumerate(rounds, start=1):
+        for j, m in enumerate((m for m in r.media if m.kind == "video"), start=1):
+            rel = Path("img") / f"{n:02d}_v{j}_{slug(Path(m.ref).stem)}_still.png"
+            if video_still(state, m, out / rel):
+                copied[id(m)] = rel
         for j, m in enumerate(r.images, start=1):
             try:
                 src = local_path(m, state.bench.root, state.allow_outside_root)
@@ -85,7 +126,8 @@ def markdown(state: AppState, item: Item, runs, copied: dict[int, Path]) -> str:
     cell = f"({','.join(sorted(item.x))}, {','.join(sorted(item.y))})"
     lines = [f"# Case: {md(item.item_id)} ({item.mode})", "",
              f"**Task:** {md(task.name)} · **Cell:** {md(cell)} · "
-             f"**Answerable:** {'yes' if item.answerable else 'no'}", ""]
+             f"**Answerable:** {'yes' if item.answerable else 'no'} · **Backbone:** {md(backbones(runs))}", "",
+             "Open it in memscope:", "", f"    {deep_link(state, item, runs)}", ""]
     if runs:
         lines += [f"| run | backbone | score | chain retrieved (top-{DEFAULT_K}) | chain delivered |",
                   "|---|---|---|---|---|"]
@@ -113,7 +155,8 @@ def markdown(state: AppState, item: Item, runs, copied: dict[int, Path]) -> str:
             lines.append(f"   assistant: {md(r.assistant)}  ")
         for m in r.media:
             if id(m) in copied:
-                lines.append(f"   ![{md(r.round_id)} {md(m.name)}]({copied[id(m)].as_posix()})  ")
+                what = " (still frame)" if m.kind == "video" else ""
+                lines.append(f"   ![{md(r.round_id)} {md(m.name)}{what}]({copied[id(m)].as_posix()})  ")
             else:
                 lines.append(f"   [{m.kind} {md(m.name)}: {md(_media_note(m, copied))}]  ")
             if m.text:
@@ -151,25 +194,28 @@ def latex(state: AppState, item: Item, runs, copied: dict[int, Path]) -> str:
     latest, stale = latest_round(task, item), stale_clues(task, item)
     xs = ",".join(f"X_{{{x[1:]}}}" if re.fullmatch(r"X\d", x) else tex(x) for x in sorted(item.x))
     ys = ",".join(f"Y_{{{y[1:]}}}" if re.fullmatch(r"Y\d", y) else tex(y) for y in sorted(item.y))
-    images = [(r, m) for r in rounds for m in r.images if id(m) in copied]
-    width = f"{0.96 / max(1, len(images)):.2f}"
+    images = [(r, m) for r in rounds for m in r.media if id(m) in copied]
+    width = "0.48" if len(images) > 1 else "0.60"  # half the column each, two a row: details stay legible
     scores = r" \quad ".join(f"{tex(ref.display)}\\,=\\,{_score(score_of(p, item.mode))}" for ref, p in runs)
     out = [
         "% memscope case card — needs \\usepackage{graphicx,xcolor}",
         "\\begin{figure*}[htbp]", "\\centering", "\\footnotesize", "\\fbox{%", "\\begin{minipage}{0.96\\textwidth}",
         "\\centering", "\\vspace{4pt}",
         f"\\textbf{{Case: {tex(item.item_id)}}}\\\\[2pt]",
-        f"\\textit{{Task:}} {tex(task.name)} \\quad \\textit{{Cell:}} $({xs};\\,{ys})$\\\\[1pt]",
+        f"\\textit{{Task:}} {tex(task.name)} \\quad \\textit{{Cell:}} $({xs};\\,{ys})$"
+        f" \\quad \\textit{{Backbone:}} {tex(backbones(runs))}\\\\[1pt]",
+        f"{{\\scriptsize\\texttt{{{tex(deep_link(state, item, runs))}}}}}\\\\[1pt]",
     ]
     if scores:
         out.append(f"{scores}\\\\[2pt]")
     out.append("\\vspace{4pt}\\hrule\\vspace{5pt}")
     if images:
         for i, (r, m) in enumerate(images):
-            sep = "\\hfill" if i < len(images) - 1 else ""
+            sep = ("\\hfill" if i % 2 == 0 else "\\\\[4pt]") if i < len(images) - 1 else ""
+            still = " (video, still frame)" if m.kind == "video" else ""
             out.append(f"\\begin{{minipage}}[t]{{{width}\\linewidth}}\\centering"
-                       f"\\includegraphics[width=\\linewidth,height=0.8in,keepaspectratio]{{{copied[id(m)].as_posix()}}}\\\\"
-                       f"{{\\scriptsize {tex(r.round_id)}"
+                       f"\\includegraphics[width=\\linewidth,height=2in,keepaspectratio]{{{copied[id(m)].as_posix()}}}\\\\"
+                       f"{{\\scriptsize {tex(r.round_id)}{still}"
                        f"{' (latest)' if r.round_id == latest else ' (stale)' if r.round_id in stale else ''}}}"
                        f"\\end{{minipage}}{sep}")
         out.append("\\vspace{4pt}\\hrule\\vspace{5pt}")

@@ -1,6 +1,8 @@
-"""The command palette (ctrl+p): every key the current screen offers, searchable by name.
+"""The command palette (ctrl+p): every key the current screen offers, searchable by name, and the
+app's own objects — runs, tasks, items (by id and question words) and studies — each opening where
+it belongs (Items about the run or task, the Item screen, the study), by the app's messages.
 
-The list is tui/widgets/keys.py's `screen_commands`, the one the help screen shows too.
+The keys are tui/widgets/keys.py's `screen_commands`, the list the help screen shows too.
 `Palette` is Textual's palette with one crash worked around (see its docstring).
 """
 
@@ -12,7 +14,11 @@ from typing import Any
 from textual.command import CommandList, CommandPalette, DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 
+from scorer.errors import UserError
+from scorer.safe_text import plain
 from tui.widgets.keys import screen_commands
+
+MAX_ITEM_HITS = 40  # items offered for one query (type more words to narrow)
 
 
 class MemscopeCommands(Provider):
@@ -36,6 +42,74 @@ class MemscopeCommands(Provider):
             score = matcher.match(text)
             if score > 0:
                 yield Hit(score, matcher.highlight(text), run, help=tip or None)
+
+
+class ObjectCommands(Provider):
+    """Runs, tasks, items and studies of the loaded benchmark, by name."""
+
+    def _objects(self):
+        """(text, help, callback) for runs, tasks and studies (items: see `_items`)."""
+        from tui.messages import OpenItems
+        from tui.state import Filter
+
+        st = self.app.state
+        app = self.app
+        for ref in st.run_refs:
+            text = plain(f"run {ref.display} · {ref.backbone} · {ref.mode}")
+            f = Filter(run=ref.index, mode=ref.mode, sort="score")
+            tip = f"Items this run scored, worst first ({plain(ref.method)})"
+            yield text, tip, partial(app.post_message, OpenItems(f))
+        for name in st.tasks:
+            yield plain(f"task {name}"), "Items of this task", partial(app.post_message, OpenItems(Filter(task=name)))
+        if st.store is not None and not getattr(app, "study_only", False):
+            for study in st.store.studies():
+                yield (plain(f"study {study.name} ({study.kind})"), "work through this study",
+                       partial(self._open_study, study.name))
+
+    def _open_study(self, name: str) -> None:
+        from tui.messages import OpenStudy
+        from tui.study_session import StudySession
+
+        try:
+            session = StudySession(self.app.state, name)
+        except UserError as err:
+            self.app.notify(str(err), severity="error", markup=False)
+            return
+        self.app.post_message(OpenStudy(session))
+
+    def _items(self, query: str):
+        """Items whose id, question, answer or options hold every word of `query`."""
+        from tui.messages import OpenItem
+
+        words = query.lower().split()
+        if not words or getattr(self.app, "study_only", False):
+            return
+        found = 0
+        for row in self.app.state.rows:
+            if all(w in row.search for w in words):
+                it = row.item
+                text = plain(f"item {it.item_id} ({it.mode}): {it.question}")[:110]
+                yield text, "open this item", partial(self.app.post_message, OpenItem([row.key], row.key))
+                found += 1
+                if found >= MAX_ITEM_HITS:
+                    return
+
+    async def discover(self) -> Hits:
+        for text, tip, run in self._objects():
+            yield DiscoveryHit(Content(text), run, help=tip)
+
+    async def search(self, query: str) -> Hits:
+        # every word matched on its own, in any order ("task home reno" finds task Home_Renovation_…;
+        # one matcher over the whole query would want its spaces where the name has them)
+        matchers = [self.matcher(w) for w in query.split()]
+        if not matchers:
+            return
+        for text, tip, run in self._objects():
+            scores = [m.match(text) for m in matchers]
+            if all(s > 0 for s in scores):
+                yield Hit(sum(scores) / len(scores), Content(text), run, help=tip)
+        for text, tip, run in self._items(query):
+            yield Hit(0.5, Content(text), run, help=tip)
 
 
 class Palette(CommandPalette):

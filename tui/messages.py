@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from textual.message import Message
 
 from scorer.model import Item
+from tui.state import Filter
 from tui.study_session import StudySession
 
 
@@ -21,6 +22,14 @@ class OpenItem(Message):
 
     keys: list[tuple[str, str]]
     key: tuple[str, str]
+    run: int | None = None  # a RunRef index: the run whose tab opens first (the list was about it)
+
+
+@dataclass
+class OpenItems(Message):
+    """Show the Items table with `filter` (a tui.state.Filter: a Scores cell, a palette entry)."""
+
+    filter: Filter
 
 
 @dataclass

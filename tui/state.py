@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from scorer.load.join import Joiner
 from scorer.load.memeye import load_benchmark
@@ -66,13 +66,19 @@ class ItemRow:
     annotated: bool = False
     disagree: bool = False  # a human verdict differs from the judge on some run
 
-    @property
-    def key(self) -> tuple[str, str]:
-        return (self.item.item_id, self.item.mode)
+    judge: float | None = None  # the mean judge score over the runs that answered (open items)
+    key: tuple[str, str] = ("", "")  # (item id, mode): set from the item (a field: read for every row of a filter)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", (self.item.item_id, self.item.mode))
 
     def wrong(self, run_index: int) -> bool:
         s = self.scores.get(run_index)
         return s is not None and s < RIGHT
+
+    def right(self, run_index: int) -> bool:
+        s = self.scores.get(run_index)
+        return s is not None and s >= RIGHT
 
     @property
     def right_count(self) -> tuple[int, int]:
@@ -80,9 +86,16 @@ class ItemRow:
         return sum(s >= RIGHT for s in known), len(known)
 
 
+SORT_COLUMNS = ("task", "id", "X", "Y", "score", "judge", "disagreement")  # what the Items table sorts by
+
+
 @dataclass(frozen=True)
 class Filter:
-    """The Items screen's filters; None (or "") means "any"."""
+    """The Items screen's filters (None, "" or () means "any") and its order.
+
+    `run` is the run the list is about (a Scores cell, a failure or wrong/right filter): only items
+    it scored, its score is the "score" column and items open on its tab. `failures` are
+    tui.failures kinds of `run` (all must hold); `right_run` with `wrong_run`: A right, B wrong."""
 
     task: str | None = None
     x: str | None = None
@@ -93,13 +106,32 @@ class Filter:
     disagree: bool = False
     annotated: bool | None = None
     text: str = ""
+    run: int | None = None  # a RunRef index: items that run scored (the run the list is about)
+    right_run: int | None = None  # a RunRef index: items that run got right
+    failures: tuple[str, ...] = ()  # tui.failures kinds of `run`, all of them
+    flag: str | None = None  # a flag kind ("" = any flag)
+    noted: bool = False  # items with a note
+    sort: str | None = None  # one of SORT_COLUMNS (None: benchmark order)
+    descending: bool = False
 
     def with_(self, **kw) -> "Filter":
         return replace(self, **kw)
 
+    @property
+    def about(self) -> int | None:
+        """The run this list is about (its tab opens first on the Item screen), if any."""
+        for r in (self.run, self.wrong_run, self.right_run):
+            if r is not None:
+                return r
+        return None
+
     def describe(self, state: "AppState") -> list[tuple[str, str]]:
         """(name, value) pairs of the active filters, for the filter bar."""
+        from tui.failures import LABELS
+
         out = []
+        if self.run is not None:
+            out.append(("run", run_label(state.run_refs[self.run])))
         if self.task:
             out.append(("task", self.task))
         if self.x:
@@ -110,19 +142,32 @@ class Filter:
             out.append(("mode", self.mode))
         if self.answerable is not None:
             out.append(("answerable", "yes" if self.answerable else "no"))
+        for kind in self.failures:
+            out.append(("failed", LABELS.get(kind, kind)))
+        if self.right_run is not None:
+            out.append(("right", run_label(state.run_refs[self.right_run])))
         if self.wrong_run is not None:
-            ref = state.run_refs[self.wrong_run]
-            out.append(("wrong", f"{ref.display} ({ref.backbone}, {ref.mode})"))
+            out.append(("wrong", run_label(state.run_refs[self.wrong_run])))
         if self.disagree:
             out.append(("judge≠human", "yes"))
+        if self.flag is not None:
+            out.append(("flagged", self.flag or "any"))
+        if self.noted:
+            out.append(("note", "yes"))
         if self.annotated is not None:
             out.append(("annotated", "yes" if self.annotated else "no"))
         if self.text:
             out.append(("search", self.text))
+        if self.sort:
+            out.append(("sorted", f"{self.sort} {'↓' if self.descending else '↑'}"))
         return out
 
 
-def matches(row: ItemRow, f: Filter) -> bool:
+def run_label(ref: "RunRef") -> str:
+    return f"{ref.display} ({ref.backbone}, {ref.mode})"
+
+
+def matches(row: ItemRow, f: Filter, sets: "Sets | None" = None) -> bool:
     it = row.item
     if f.task and it.task != f.task:
         return False
@@ -134,15 +179,58 @@ def matches(row: ItemRow, f: Filter) -> bool:
         return False
     if f.answerable is not None and it.answerable != f.answerable:
         return False
+    if f.run is not None and row.scores.get(f.run) is None:
+        return False
     if f.wrong_run is not None and not row.wrong(f.wrong_run):
+        return False
+    if f.right_run is not None and not row.right(f.right_run):
         return False
     if f.disagree and not row.disagree:
         return False
     if f.annotated is not None and row.annotated != f.annotated:
         return False
+    if sets is not None:
+        if any(row.key not in s for s in sets.keys):
+            return False
+        if any(it.item_id not in s for s in sets.ids):
+            return False
     if f.text:
         return all(word in row.search for word in f.text.lower().split())
     return True
+
+
+@dataclass(frozen=True)
+class Sets:
+    """The failure and flag filters resolved to sets: a row must be in every one."""
+
+    keys: tuple[frozenset, ...] = ()  # of (item id, mode)
+    ids: tuple[frozenset, ...] = ()  # of item ids
+
+
+def sort_key(column: str, run: int | None) -> Callable[[ItemRow], tuple]:
+    """The Items order by one of SORT_COLUMNS; rows without a value go last either way round
+    (see AppState.filtered), ties keep the benchmark order (a stable sort)."""
+    if column == "task":
+        return lambda r: (r.item.task,)
+    if column == "id":
+        return lambda r: (r.item.item_id, r.item.mode)
+    if column in ("X", "Y"):
+        attr = column.lower()
+        return lambda r: (",".join(sorted(getattr(r.item, attr))),)
+    if column == "score":
+        if run is None:
+            return lambda r: (_mean(r.scores.values()),)
+        return lambda r: (r.scores.get(run),)
+    if column == "judge":
+        return lambda r: (r.judge,)
+    if column == "disagreement":
+        return lambda r: (int(r.disagree),)
+    raise ValueError(f"unknown sort column {column!r} (known: {', '.join(SORT_COLUMNS)})")
+
+
+def _mean(values) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
 
 
 def _search_text(it: Item) -> str:
@@ -173,6 +261,9 @@ class AppState:
     _annotations: tuple[int, dict] | None = None  # (the store's event count, item id → kind → rows)
     _row_of: dict[tuple[str, str], int] = field(default_factory=dict)
     _slots: dict[tuple[str, str], int] = field(default_factory=dict)
+    cards_dir: Path | None = None  # where batch case cards go (asked on the first export)
+    _failures: dict[int, dict[str, frozenset[tuple[str, str]]]] = field(default_factory=dict)
+    _flags: tuple[int, tuple] | None = None
 
     # -- building ----------------------------------------------------------------------------------
     def index(self) -> None:
@@ -202,12 +293,14 @@ class AppState:
         for it in self.bench.items():
             key = (it.item_id, it.mode)
             preds = self._preds.get(key, {})
+            judges = [p.judge for p in preds.values() if p.judge is not None]
             rows.append(ItemRow(
                 item=it,
                 search=_search_text(it),
                 scores={i: score_of(p, it.mode) for i, p in preds.items()},
                 annotated=it.item_id in annotated,
                 disagree=key in disagree,
+                judge=sum(judges) / len(judges) if judges else None,
             ))
         self.rows = rows
         self._row_of = {r.key: i for i, r in enumerate(rows)}
@@ -255,7 +348,68 @@ class AppState:
         return None if i is None else self.rows[i]
 
     def filtered(self, f: Filter) -> list[ItemRow]:
-        return [r for r in self.rows if matches(r, f)]
+        """The rows `f` lets through, in its order (benchmark order unless it sorts)."""
+        sets = self.sets_of(f)
+        rows = [r for r in self.rows if matches(r, f, sets)]
+        if f.sort:
+            key = sort_key(f.sort, f.about)
+            known = [r for r in rows if key(r)[0] is not None]
+            unknown = [r for r in rows if key(r)[0] is None]
+            known.sort(key=key, reverse=f.descending)  # stable either way round
+            rows = known + unknown
+        return rows
+
+    def sets_of(self, f: Filter) -> Sets | None:
+        """The failure and flag filters of `f` as sets (None when it has none)."""
+        keys: list[frozenset] = []
+        ids: list[frozenset] = []
+        if f.failures:
+            if f.run is None:
+                raise ValueError("failure filters need the run they are about (Filter.run)")
+            found = self.failures(f.run)
+            keys += [found[k] for k in f.failures]
+        if f.flag is not None or f.noted:
+            flags, notes = self.flags()
+            if f.flag is not None:
+                ids.append(flags.get(f.flag, frozenset()) if f.flag else frozenset().union(*flags.values()))
+            if f.noted:
+                ids.append(notes)
+        return Sets(tuple(keys), tuple(ids)) if keys or ids else None
+
+    def failures(self, run: int) -> dict[str, frozenset[tuple[str, str]]]:
+        """tui.failures kind → the keys of the items run `run` failed that way (computed once per run,
+        by the scorer's per-item functions)."""
+        from tui.failures import run_failures
+
+        hit = self._failures.get(run)
+        if hit is None:
+            pairs = []
+            for key, preds in self._preds.items():
+                p = preds.get(run)
+                if p is not None:
+                    item = self.bench.item(*key)
+                    pairs.append((self.bench.task_of(item), item, p))
+            hit = self._failures[run] = run_failures(pairs)
+        return hit
+
+    def has_failures(self, run: int) -> bool:
+        """Whether `failures(run)` is computed already (it takes a while at MOSAIC scale)."""
+        return run in self._failures
+
+    def flags(self) -> tuple[dict[str, frozenset[str]], frozenset[str]]:
+        """(flag kind → flagged item ids, item ids with a note), from the store ({} without one);
+        indexed again when the store has changed (its event count)."""
+        from tui.failures import flag_index
+
+        if self.store is None:
+            return {}, frozenset()
+        count = self.store.count()
+        if self._flags is None or self._flags[0] != count:
+            self._flags = (count, flag_index(self.store.current("flag"), self.store.current("note")))
+        return self._flags[1]
+
+    def keys_where(self, f: Filter) -> set[tuple[str, str]]:
+        return {r.key for r in self.filtered(f.with_(sort=None))}
 
     @property
     def tasks(self) -> list[str]:

@@ -114,6 +114,24 @@ class StudySession:
                 return row
         return None
 
+    def trace(self, entry: QueueEntry | None = None) -> list[Any]:
+        """Every live act of this annotator on the entry in this study, oldest first, read from the
+        store: the answer (only the latest stands), each note and each flag with its reason."""
+        e = entry or self.entry
+        ident = (e.item_id, e.mode, e.run_key)
+        return [ev for ev in self.store.events(study=self.name, annotator=self.annotator, live_only=True)
+                if (ev.item_id, ev.mode, ev.run_key) == ident]
+
+    def same_as_current(self, payload: dict, entry: QueueEntry | None = None) -> dict | None:
+        """The live answer to the entry if it says what `payload` says (timing aside), else None."""
+        mine = self.current_answer(entry)
+        if mine is None:
+            return None
+        fields = [k for k in payload if k != "seconds"]
+        def norm(v: Any) -> Any:
+            return sorted(v) if isinstance(v, list) else v
+        return mine if all(norm(mine.get(k)) == norm(payload[k]) for k in fields) else None
+
     # -- acts ----------------------------------------------------------------------------------------
     def _write(self, kind: str, payload: dict) -> Saved:
         e = self.entry
@@ -140,10 +158,14 @@ class StudySession:
         payload = {"flag": flag} if not text else {"flag": flag, "text": text}
         return self._write("flag", payload)
 
-    def undo(self) -> tuple[Any, Any] | None:
-        """Undo this annotator's last act in this study; returns (the act, the undo event) or None.
-        An undone answer reopens its entry, and the session goes back to it."""
-        last = self.store.last_act(self.annotator, study=self.name)
+    def last_act(self) -> Any | None:
+        return self.store.last_act(self.annotator, study=self.name)
+
+    def undo(self, act: Any | None = None) -> tuple[Any, Any] | None:
+        """Undo this annotator's last act in this study (or `act`, one of theirs found earlier);
+        returns (the act, the undo event) or None. An undone answer reopens its entry, and the
+        session goes back to it."""
+        last = act if act is not None else self.last_act()
         if last is None:
             return None
         undo = self.store.undo(self.annotator, last.id)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -25,7 +27,16 @@ from scorer.commands import check_bounds, check_seconds
 from scorer.errors import UserError
 from scorer.judge import write
 from scorer.judge.cache import JudgeCache, default_cache_path
-from scorer.judge.client import DEFAULT_KEY_ENV, RetryPolicy, resolve_endpoint
+from scorer.judge.client import (
+    DEFAULT_KEY_ENV,
+    DEFAULT_TEMPERATURE,
+    FATAL_STATUS,
+    RetryPolicy,
+    Sampling,
+    is_loopback,
+    list_models,
+    resolve_endpoint,
+)
 from scorer.judge.prompt import load_prompt
 from scorer.judge.runner import (
     ModelRun,
@@ -63,7 +74,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     where.add_argument("--in-place", action="store_true", help="rewrite the input run folders")
     p.add_argument("--limit", type=int, metavar="N", help="judge at most N rows")
     p.add_argument("--force", action="store_true", help="re-judge rows that already have a score")
-    p.add_argument("--dry-run", action="store_true", help="count the calls and tokens a run would need; ask nothing")
+    p.add_argument("--dry-run", action="store_true", help="count the calls and tokens a run would need, and check the model names "
+                        "against the server's /v1/models where it has one; judge nothing")
+    p.add_argument("--temperature", type=float, default=DEFAULT_TEMPERATURE, metavar="T",
+                   help="sampling temperature (default 0); dropped, with a note, for a model that refuses it")
+    p.add_argument("--max-tokens", type=int, metavar="N",
+                   help="cap on each reply's tokens (default: the server's); sent as max_tokens, or "
+                        "max_completion_tokens where a server asks for that")
     p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="bound on each whole request, and on any Retry-After wait (default 60)")
     p.add_argument("--max-retries", type=int, default=4, metavar="N", help="retries per prompt (default 4)")
     p.add_argument("--backoff", type=float, default=1.0, metavar="S",
@@ -72,8 +89,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _check(args: argparse.Namespace) -> None:
-    check_bounds(args, "concurrency", "limit", "max_retries")
+    check_bounds(args, "concurrency", "limit", "max_retries", "max_tokens")
     check_seconds(args, "timeout", "backoff")
+    if not math.isfinite(args.temperature):
+        raise UserError(f"--temperature must be a finite number, got {args.temperature}")
+    check_bounds(args, "temperature")
     if args.concurrency < 1:
         raise UserError("--concurrency must be at least 1")
     if args.limit is not None and args.limit < 0:
@@ -110,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
             + (" (use --force to re-judge them)" if sel.open_rows and not args.force else "")))
 
     if args.dry_run:
-        return _dry_run(args, out, runs, sel, prompt, url, cache_path)
+        return _dry_run(args, out, err, endpoint, runs, sel, prompt, url, cache_path)
 
     rel = write.relative_folders(runs)
     if args.in_place:
@@ -132,29 +152,32 @@ def run(args: argparse.Namespace) -> int:
 
     policy = RetryPolicy(max_retries=args.max_retries, backoff=args.backoff, timeout=args.timeout,
                          max_wait=args.timeout)
+    sampling = Sampling(args.temperature, args.max_tokens)
     done: list[ModelRun] = []
     with JudgeCache(cache_path) as cache:
         try:
             for model in args.model:
-                done.append(plan_model(runs, sel, model, url, prompt, cache))
-                _judge(done[-1], endpoint, prompt, policy, cache, args.concurrency, err)
+                done.append(plan_model(runs, sel, model, url, prompt, cache, args.temperature))
+                _judge(done[-1], endpoint, prompt, policy, cache, args.concurrency, err, sampling)
         except KeyboardInterrupt:
             saved = sum(sum(r.error is None for r in m.results.values()) for m in done)
             err.print(Text(plain(f"memscope: {saved} new judgments are saved in {cache_path}; rerun to resume")))
             raise
 
     meta = dict(base_url=url, prompt_sha256=prompt.sha256, prompt=prompt.source, levels=list(prompt.levels),
-                temperature=0, tool=f"memscope {__version__}", judged_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+                temperature=args.temperature, max_tokens=args.max_tokens, tool=f"memscope {__version__}",
+                judged_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
     selected: dict[int, list[int]] = {}
     for ref in sel.rows:
         selected.setdefault(ref.run, []).append(ref.row)
     scores: dict[str, list[float | None]] = {}
     for mr in done:
         by_row = {(ref.run, ref.row): mr.result_of(k) for k, j in mr.jobs.items() for ref in j.rows}
-        _write_model_tree(runs, targets[mr.model], mr.model, by_row, selected, meta)
+        mr_meta = _model_meta(meta, mr)
+        _write_model_tree(runs, targets[mr.model], mr.model, by_row, selected, mr_meta)
         scores[mr.model] = [(by_row[(r.run, r.row)].score if by_row.get((r.run, r.row)) else None) for r in sel.rows]
         if trees[mr.model] is not None:
-            write.write_json(trees[mr.model] / "judge_summary.json", _summary(mr, sel, runs, rel, meta))
+            write.write_json(trees[mr.model] / "judge_summary.json", _summary(mr, sel, runs, rel, mr_meta))
         _report(out, mr, sel, runs, cache_path)
     if len(done) > 1:
         from scorer.judge.panel_out import write_panel  # a panel of judges only (numpy, its metrics)
@@ -166,14 +189,49 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def _dry_run(args, out: Console, runs, sel, prompt, url: str, cache_path: Path) -> int:
+def _model_meta(meta: dict[str, Any], mr: ModelRun) -> dict[str, Any]:
+    """The run's settings as this judge was really asked: a temperature the server refused is
+    recorded as not sent (the server's default was used), with the note that said so."""
+    out = dict(meta)
+    if not mr.temperature_sent:
+        out["temperature_sent"] = False
+    if mr.notes:
+        out["notes"] = list(mr.notes)
+    return out
+
+
+def _check_models(args, out: Console, endpoint) -> None:
+    """--dry-run: is each --model among those the server lists? Refused (exit 2) when the server
+    lists models and one is missing; said, not refused, when it offers no list."""
+    if not is_loopback(endpoint.base_url) and not os.environ.get(endpoint.key_env):
+        out.print(Text(plain(f"model names not checked: no API key in ${endpoint.key_env} to ask "
+                             f"{endpoint.public_url}/models with")))
+        return
+    listed = list_models(endpoint, min(args.timeout, 15.0))  # a dry run is a quick check
+    if listed.status in (401, 403):
+        raise UserError(f"{endpoint.public_url}/models answered {listed.status}: {FATAL_STATUS[listed.status]}"
+                        f" (key from ${endpoint.key_env})")
+    if listed.ids is None:
+        out.print(Text(plain(f"model names not checked: {listed.why}")))
+        return
+    absent = [m for m in args.model if m not in listed.ids]
+    if absent:
+        some = ", ".join(sorted(listed.ids)[:8]) + (" …" if len(listed.ids) > 8 else "")
+        raise UserError(f"{endpoint.public_url}/models does not list "
+                        + ", ".join(repr(m) for m in absent)
+                        + f" (it lists {len(listed.ids)}: {some or 'none'}); check --model")
+    out.print(Text(plain(f"{endpoint.public_url}/models lists " + ", ".join(args.model))))
+
+
+def _dry_run(args, out: Console, err: Console, endpoint, runs, sel, prompt, url: str, cache_path: Path) -> int:
+    _check_models(args, out, endpoint)
     cache = JudgeCache(cache_path) if cache_path.is_file() else None  # a dry run creates nothing
     try:
         for model in args.model:
             if cache is not None:
-                mr = plan_model(runs, sel, model, url, prompt, cache)
+                mr = plan_model(runs, sel, model, url, prompt, cache, args.temperature)
             else:
-                mr = ModelRun(model, build_jobs(runs, sel, model, url, prompt), {})
+                mr = ModelRun(model, build_jobs(runs, sel, model, url, prompt, args.temperature), {})
             missing = mr.missing
             pt, ct = estimate_tokens(missing, prompt)
             out.print(Text(
@@ -187,7 +245,8 @@ def _dry_run(args, out: Console, runs, sel, prompt, url: str, cache_path: Path) 
     return 0
 
 
-def _judge(mr: ModelRun, endpoint, prompt, policy, cache, concurrency: int, err: Console) -> None:
+def _judge(mr: ModelRun, endpoint, prompt, policy, cache, concurrency: int, err: Console,
+           sampling: Sampling = Sampling()) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     missing = mr.missing
@@ -205,7 +264,10 @@ def _judge(mr: ModelRun, endpoint, prompt, policy, cache, concurrency: int, err:
             failed += result.error is not None
             progress.update(task, advance=1, failed=failed)
 
-        asyncio.run(judge_missing(mr, endpoint, prompt, policy, cache, concurrency, on_result))
+        def on_note(note: str) -> None:
+            progress.console.print(Text(plain(f"memscope: {note}")))
+
+        asyncio.run(judge_missing(mr, endpoint, prompt, policy, cache, concurrency, on_result, sampling, on_note))
 
 
 def _write_model_tree(runs, targets, model: str, by_row, selected, meta) -> None:

@@ -16,6 +16,7 @@ from scorer.errors import UserError
 from scorer.metrics.constants import DEFAULT_K, DEFAULT_RESAMPLES, DEFAULT_SEED
 from scorer.model import ROTATION_RULES
 from scorer.names import CAPTION_PROOF_PAIRS, load_names
+from scorer.report.fmt import LATEX_DECIMALS
 from scorer.report.formats import DEFAULT_FORMATS, FORMATS, parse_formats
 from scorer.safe_text import plain
 from scorer.sections.base import ScoreOptions
@@ -30,6 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", metavar="DIR", help="write the report here (default: print it)")
     p.add_argument("--format", default=",".join(DEFAULT_FORMATS), metavar="LIST",
                    help=f"with --out: any of {','.join(FORMATS)} (default {','.join(DEFAULT_FORMATS)})")
+    p.add_argument("--decimals", type=int, default=LATEX_DECIMALS, metavar="N",
+                   help=f"with --format tex: decimal places of the LaTeX tables' numbers and CIs (default {LATEX_DECIMALS})")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"bootstrap seed (default {DEFAULT_SEED})")
     p.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
                    help=f"bootstrap resamples (default {DEFAULT_RESAMPLES})")
@@ -55,6 +58,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--stage-pair", nargs="+", action="extend", default=[], metavar='STAGE:"A"→"B"',
                    help='paired stage loss between two runs differing in one stage (→ or ->), e.g. '
                         'delivery:"SRAG(V)"->"SRAG(V) budget"; stages: write, retrieval, delivery, read')
+    p.add_argument("--conditions", metavar="FILE",
+                   help='MOSAIC conditions: JSON {"<backbone>/<method>": {"condition": …, "stage": …, "budget": …, '
+                        '"carrier": "<modality>:<variant>", "ranking": …}} (overrides what runs declare in '
+                        'metrics.json/config.json)')
     p.add_argument("--abstain-pattern", nargs="+", action="extend", default=[], metavar="TEXT",
                    help="phrase(s) marking an abstention in rows without `abstained` (replace the default list)")
     p.add_argument("--clustered", action="store_true",
@@ -92,7 +99,7 @@ def parse_judge_scale(text: str | None) -> tuple[float, float] | None:
 
 
 def options_from(args: argparse.Namespace) -> ScoreOptions:
-    check_bounds(args, "seed", "resamples", "k")
+    check_bounds(args, "seed", "resamples", "k", "decimals")
     if args.resamples < 1:
         raise UserError("--resamples must be at least 1")
     if args.k < 1:
@@ -106,6 +113,15 @@ def options_from(args: argparse.Namespace) -> ScoreOptions:
         for v in args.stage_pair:
             parse_stage_pair(v)  # a malformed pair is a one-line error before any file is read
         extra["stage_pairs"] = tuple(args.stage_pair)
+    if getattr(args, "conditions", None):
+        from dataclasses import asdict
+
+        from scorer.load.conditions import FIELDS, load_file  # checked before any run is read
+
+        conds = load_file(args.conditions)
+        extra["conditions_file"] = args.conditions
+        extra["conditions"] = {k: {f: v for f, v in asdict(c).items() if f in FIELDS and v is not None}
+                               for k, c in conds.items()}
     if getattr(args, "abstain_pattern", None):
         extra["abstain_patterns"] = tuple(args.abstain_pattern)
     names = load_names(args.names)
@@ -178,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         from scorer.report.write import write_report
 
-        written = write_report(report, Path(args.out), formats)
+        written = write_report(report, Path(args.out), formats, decimals=args.decimals)
         out = Console(highlight=False)
         out.print(Text(plain(f"wrote {len(written)} file(s) to {args.out}")))
         for p in written:

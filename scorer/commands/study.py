@@ -1,10 +1,16 @@
-"""`memscope study new|list|export`: build a blind, stratified, seeded annotation queue; show each
-annotator's progress; write a study's answers.
+"""`memscope study new|plan|list|export`: build a blind, stratified, seeded annotation queue (or an
+adjudication queue of the entries annotators disagree on); plan an agreement study's size; show each
+annotator's progress, their pairwise agreement and κ so far; write a study's answers.
 
     memscope study new --kind agreement --per-cell 3 --methods 'FC(V),SRAG(V)' --name judge-72 \
         --db memscope.db BENCH --runs BENCH/runs
+    memscope study new --kind adjudicate --of verdicts --include-judge --name adj --db memscope.db \
+        BENCH --runs BENCH/runs
+    memscope study plan --kappa 0.9 --half-width 0.05 --prevalence 0.55
     memscope study list --db memscope.db
     memscope study export --db memscope.db --name judge-72 --out judge.csv [--reveal]
+
+The options of `study new` are scorer.store.builder.OPTIONS (the app's study form draws the same).
 """
 
 from __future__ import annotations
@@ -16,48 +22,47 @@ import json
 import sys
 from pathlib import Path
 
-from scorer.commands import check_bounds, check_writable, shows_usage, write_atomic
+from scorer.commands import check_writable, shows_usage, write_atomic
 from scorer.errors import UserError
 from scorer.safe_text import csv_cell, plain
-from scorer.store import (
-    DEFAULT_DB,
-    DEFAULT_METHODS,
-    DEFAULT_MODE,
-    DEFAULT_SEED,
-    EXPORT_FIELDS,
-    REVEAL_FIELDS,
-    STUDY_KINDS,
-    Store,
-    parse_per_cell,
-    plan_agreement,
-    plan_labels,
-    plan_oracle,
-)
+from scorer.store import DEFAULT_DB, EXPORT_FIELDS, REVEAL_FIELDS, STUDY_KINDS, Store
+from scorer.store.builder import OPTIONS, RUNS_KINDS, check_spec, make_study, spec_from, summary
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("study", help="build a blind, stratified, seeded annotation queue; progress; export")
+    p = sub.add_parser("study", help="build a blind, stratified, seeded annotation queue; plan; progress; export")
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
     new = verbs.add_parser("new", help="build a study (same seed → same queue)")
     new.add_argument("bench", help="benchmark root")
     new.add_argument("--kind", required=True, choices=STUDY_KINDS)
     new.add_argument("--name", required=True, help="the study's name in the database")
-    new.add_argument("--per-cell", required=True, metavar="N",
-                     help="items per (X, Y) cell: a number, or a range such as 8-10 (drawn per cell)")
-    new.add_argument("--methods", default=None, metavar="A,B",
-                     help=f"agreement: methods by run or display name (default {','.join(DEFAULT_METHODS)})")
-    new.add_argument("--backbone", default=None, help="agreement: the backbone whose runs to use")
-    new.add_argument("--mode", choices=("open", "mcq"), default=None,
-                     help="item form: agreement open (default), oracle mcq (default); labels any form")
-    new.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"default {DEFAULT_SEED}")
-    new.add_argument("--show-judge-after", action="store_true",
-                     help="agreement: show the judge's score once the annotator has committed (default: never)")
-    new.add_argument("--runs", nargs="+", default=[], metavar="DIR", help="run folders (agreement)")
+    for opt in OPTIONS:  # one list of options, shared with the app's study form
+        kinds = "" if set(opt.kinds) == set(STUDY_KINDS) else ", ".join(opt.kinds) + ": "
+        shown = (kinds + opt.help).replace("%", "%%")
+        if opt.switch:
+            new.add_argument(opt.flag, dest=opt.field, action="store_true", help=shown)
+        else:
+            new.add_argument(opt.flag, dest=opt.field, default=None, metavar=opt.metavar, choices=opt.choices,
+                             help=shown)
+    new.add_argument("--runs", nargs="+", default=[], metavar="DIR",
+                     help=f"run folders ({', '.join(RUNS_KINDS)})")
     new.add_argument("--db", default=DEFAULT_DB, help=f"annotation database (default ./{DEFAULT_DB})")
     new.add_argument("--allow-outside-root", action="store_true")
     new.set_defaults(func=run_new)
-    ls = verbs.add_parser("list", help="the studies in a database and each annotator's progress")
+    plan = verbs.add_parser("plan", help="the pairs an agreement study needs for a 95%% CI of κ that narrow")
+    plan.add_argument("--kappa", required=True, type=float, metavar="K", help="the κ you expect")
+    plan.add_argument("--half-width", required=True, type=float, metavar="W", help="the 95%% CI half-width wanted")
+    plan.add_argument("--prevalence", type=float, default=None, metavar="P",
+                      help="the expected share of accepts (default 0.5)")
+    plan.add_argument("--raters", type=int, default=None, metavar="R",
+                      help="raters per item (default 2): each pair of them gets that width")
+    plan.set_defaults(func=run_plan)
+    ls = verbs.add_parser("list", help="the studies in a database: progress, pairwise agreement, κ so far")
     ls.add_argument("--db", default=DEFAULT_DB, help=f"annotation database (default ./{DEFAULT_DB})")
+    ls.add_argument("--bench", metavar="BENCH", help="the benchmark (oracle studies: compare options across rotations)")
+    ls.add_argument("--half-width", type=float, default=None, metavar="W",
+                    help="the κ CI half-width to count the pairs to go to (default: the study's planned one)")
+    ls.add_argument("--allow-outside-root", action="store_true")
     ls.set_defaults(func=run_list)
     exp = verbs.add_parser("export", help="write a study's answers (JSONL or CSV)")
     exp.add_argument("--db", default=DEFAULT_DB, help=f"annotation database (default ./{DEFAULT_DB})")
@@ -69,47 +74,64 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=shows_usage(p))
 
 
-
 def run_new(args: argparse.Namespace) -> int:
     from scorer.load.memeye import load_benchmark  # here, for start-up speed: `memscope --help` imports every command
 
-    check_bounds(args, "seed")
-    per_cell = parse_per_cell(args.per_cell)
-    mode = args.mode or DEFAULT_MODE[args.kind]
-    if args.kind != "agreement":
-        for flag, value in (("--methods", args.methods), ("--backbone", args.backbone), ("--runs", args.runs)):
-            if value:
-                raise UserError(f"{flag} is for agreement studies only (this is a {args.kind} study)")
+    spec = check_spec(spec_from(vars(args)), runs_given=bool(args.runs))  # before any file is read
     bench = load_benchmark(args.bench, allow_outside_root=args.allow_outside_root)
-    if args.kind == "agreement":
+    runs = []
+    if args.runs:
         from scorer.load.runs import load_runs
 
-        if not args.runs:
-            raise UserError("an agreement study needs the runs whose predictions are judged: --runs DIR…")
-        methods = [m.strip() for m in args.methods.split(",") if m.strip()] if args.methods else list(DEFAULT_METHODS)
-        plan = plan_agreement(bench, load_runs(args.runs, benchmark=bench), per_cell, args.seed, methods, args.backbone, mode,
-                              show_judge=args.show_judge_after)
-    elif args.kind == "oracle":
-        plan = plan_oracle(bench, per_cell, args.seed, mode)
-    else:
-        plan = plan_labels(bench, per_cell, args.seed, args.mode)
+        runs = load_runs(args.runs, benchmark=bench)
+    if spec.kind == "adjudicate" and not Path(args.db).exists():  # it adjudicates what is there
+        raise UserError(f"{args.db}: no such annotation database (nothing was created; check the path)")
     with Store(args.db) as store:
-        study = store.create_study(args.name, plan.kind, plan.seed, plan.params, plan.entries)
-    what = f"{len(plan.entries)} entries"
-    if plan.kind == "agreement":
-        what += f" ({plan.n_items} items × {len(plan.params['methods'])} methods on {plan.params['backbone']}, blind)"
-    else:
-        what += f" ({plan.n_items} items)"
-    strata = ", ".join(f"{c} {n}" for c, n in plan.params["strata"].items())
-    print(plain(f"study {study.name!r}: {plan.kind}, {what}, seed {plan.seed} → {args.db}"))
-    print(plain(f"  per cell: {strata}"))
-    for s in plan.shortfalls:
-        print(plain(f"  short: {s}"))
+        created = store.created
+        study, plan = make_study(spec, bench, runs, store)
+    if created:
+        print(plain(f"created DB {args.db}"))
+    for line in summary(study, plan, args.db):
+        print(plain(line))
     print(plain(f"  annotate: memscope tui {args.bench} --db {args.db} --annotator NAME --study {study.name}"))
     return 0
 
 
+def run_plan(args: argparse.Namespace) -> int:
+    from scorer.metrics.kappa_plan import DEFAULT_PREVALENCE, DEFAULT_RATERS, plan_kappa
+
+    prevalence = DEFAULT_PREVALENCE if args.prevalence is None else args.prevalence
+    raters = DEFAULT_RATERS if args.raters is None else args.raters
+    if not 2 <= raters <= 1000:
+        raise UserError(f"--raters must be between 2 and 1,000, got {raters}")
+    try:
+        kp = plan_kappa(args.kappa, args.half_width, prevalence)
+    except ValueError as err:
+        raise UserError(str(err).replace("the half-width", "--half-width").replace("the prevalence", "--prevalence")) from None
+    (a, b), (c, d) = kp.table
+    print(f"{kp.pairs} pairs: Cohen's κ {kp.kappa:g} at prevalence {kp.prevalence:g} has an expected 95% CI "
+          f"half-width of {kp.expected_half_width:.4f} ≤ {kp.half_width:g} (statsmodels' analytic SE)")
+    print(f"  expected table (equal marginals): both accept {a:.4f}, accept/reject {b:.4f} each way, "
+          f"both reject {d:.4f}; var(κ) = {kp.variance_per_pair:.5f} / n")
+    if raters > 2:
+        print(f"  {raters} raters: each of the {raters * (raters - 1) // 2} pairs rates the same {kp.pairs} items "
+              f"({kp.pairs * raters} ratings); Fleiss' κ has no analytic SE in memscope (bootstrap only)")
+    del c
+    return 0
+
+
 def run_list(args: argparse.Namespace) -> int:
+    from scorer.store.status import status_lines, study_status
+
+    if args.half_width is not None and not 0 < args.half_width < 1:
+        raise UserError(f"--half-width must lie between 0 and 1, got {args.half_width:g}")
+    if not Path(args.db).exists():
+        raise UserError(f"{args.db}: no such annotation database (nothing was created; check the path)")
+    bench = None
+    if args.bench:
+        from scorer.load.memeye import load_benchmark
+
+        bench = load_benchmark(args.bench, allow_outside_root=args.allow_outside_root)
     with Store(args.db, create=False) as store:
         studies = store.studies()
         if not studies:
@@ -117,12 +139,8 @@ def run_list(args: argparse.Namespace) -> int:
             return 0
         for st in studies:
             print(plain(f"{st.name}  {st.kind}  {st.n_items} entries  seed {st.seed}  created {st.created}"))
-            progress = store.progress(st.name)
-            if not progress:
-                print("  no annotator has started")
-            for p in progress:
-                pct = 100.0 * p["done"] / p["total"] if p["total"] else 0.0
-                print(plain(f"  {p['annotator']}: {p['done']}/{p['total']} ({pct:.0f}%)"))
+            for line in status_lines(study_status(store, st.name, bench, args.half_width)):
+                print(plain(line))
     return 0
 
 

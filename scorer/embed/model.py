@@ -65,6 +65,9 @@ def load_encoder(name: str = DEFAULT_MODEL, device: str = "cpu"):
 Progress = Callable[[int], None]
 
 
+CALL_BATCHES = 16  # batches per encode call: progress and cache writes between calls, one sort overall
+
+
 def embed_texts(
     texts: Sequence[str],
     cache: EmbeddingCache,
@@ -72,19 +75,27 @@ def embed_texts(
     batch_size: int = 64,
     device: str = "cpu",
     progress: Progress | None = None,
+    computed: list[str] | None = None,
 ) -> tuple[np.ndarray, dict[str, int]]:
-    """Unit-normalised float32 embeddings, one row per text, and counts {hits, computed}.
+    """Unit-normalised float32 embeddings, one row per text, and counts {hits, computed}
+    (`computed`, if given, receives the keys of the texts encoded).
 
     Texts found in the cache are not encoded; the model is loaded only when something is missing.
+    The missing texts are sorted by length once (longest first, as sentence-transformers orders a
+    call's texts), so that each batch pads to about its own length, and encoded in calls of
+    CALL_BATCHES batches; each call's vectors go to the cache in one transaction (an interrupted
+    run resumes from there).
     """
     keys = [text_key(t) for t in texts]
     found = cache.get_many(model, keys)
     missing = list(dict.fromkeys(k for k in keys if k not in found))
     if missing:
-        by_key = {k: t for k, t in zip(keys, texts)}
+        by_key = dict(zip(keys, texts))
+        missing.sort(key=lambda k: -len(by_key[k]))  # stable: equal lengths keep their order
         encoder = load_encoder(model, device)
-        for start in range(0, len(missing), batch_size * 8):
-            chunk = missing[start:start + batch_size * 8]
+        step = batch_size * CALL_BATCHES
+        for start in range(0, len(missing), step):
+            chunk = missing[start:start + step]
             vecs = encoder.encode([by_key[k] for k in chunk], batch_size=batch_size,
                                   normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
             vecs = np.asarray(vecs, dtype=np.float32)
@@ -93,9 +104,9 @@ def embed_texts(
             if progress:
                 progress(len(chunk))
     dim = next(iter(found.values())).shape[0] if found else 384
-    out = np.zeros((len(texts), dim), dtype=np.float32)
-    for i, k in enumerate(keys):
-        out[i] = found[k]
+    out = np.stack([found[k] for k in keys]).astype(np.float32, copy=False) if keys else np.zeros((0, dim), np.float32)
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     out = np.divide(out, norms, out=np.zeros_like(out), where=norms > 0)
+    if computed is not None:
+        computed.extend(missing)
     return out, {"hits": len(set(keys)) - len(missing), "computed": len(missing)}

@@ -1,6 +1,7 @@
 """The judgment cache: SQLite in WAL mode, one row per judged prompt, committed as each arrives.
 
-Key: sha256 of (model, public base URL, prompt sha256, levels, question, gold, prediction), each
+Key: sha256 of (model, public base URL, prompt sha256, levels, question, gold, prediction, and the
+temperature when it is not the default 0), each
 part length-prefixed so that no two different tuples can run together into the same text. A hit
 makes no request. Because every result is committed on arrival, Ctrl-C, a crash or SIGKILL loses at
 most the requests still in flight, and a rerun picks up where the last one stopped. Only successful
@@ -49,8 +50,12 @@ def _framed(*parts: str) -> bytes:
 class KeyMaker:
     """make_key with the judge's part (model, URL, prompt, levels) hashed once, not per row."""
 
-    def __init__(self, model: str, base_url: str, prompt_sha256: str, levels: Sequence[float]) -> None:
-        self._base = hashlib.sha256(_framed(model, base_url, prompt_sha256, ",".join(repr(float(v)) for v in levels)))
+    def __init__(self, model: str, base_url: str, prompt_sha256: str, levels: Sequence[float],
+                 temperature: float | None = 0.0) -> None:
+        parts = [model, base_url, prompt_sha256, ",".join(repr(float(v)) for v in levels)]
+        if temperature != 0:  # a judgment at another temperature is another judgment (0: the keys of old)
+            parts.append(f"temperature={'default' if temperature is None else repr(float(temperature))}")
+        self._base = hashlib.sha256(_framed(*parts))
 
     def __call__(self, question: str, gold: str, prediction: str) -> str:
         h = self._base.copy()
@@ -59,8 +64,8 @@ class KeyMaker:
 
 
 def make_key(model: str, base_url: str, prompt_sha256: str, levels: Sequence[float],
-             question: str, gold: str, prediction: str) -> str:
-    return KeyMaker(model, base_url, prompt_sha256, levels)(question, gold, prediction)
+             question: str, gold: str, prediction: str, temperature: float | None = 0.0) -> str:
+    return KeyMaker(model, base_url, prompt_sha256, levels, temperature)(question, gold, prediction)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,12 @@ and the waits are known. Retried: 408, 409, 425, 429 and 5xx answers (waiting wh
 retry-after-ms ask, up to `max_wait`, else exponential backoff with jitter), timeouts, dropped
 connections and unusable replies. A 401/403/404 stops the whole run (a wrong key, URL or model would
 fail every row the same way); any other 4xx fails that row at once.
+
+Settings a server may refuse: a 400 naming `temperature` as an unsupported value or parameter (what
+OpenAI's reasoning models answer to `temperature: 0`) makes the client drop it for the rest of the
+run and ask that row again at once; a 400 naming `max_tokens` as unsupported switches to
+`max_completion_tokens`. Each change is noted once (`JudgeClient.notes`), never a row failed for it.
+A reply cut by `finish_reason: length` is a failed row that says so, with the --max-tokens hint.
 """
 
 from __future__ import annotations
@@ -35,6 +41,16 @@ RETRY_STATUS = frozenset({408, 409, 425, 429}) | frozenset(range(500, 600))
 FATAL_STATUS = {401: "the key was refused", 403: "the key may not use this model or endpoint",
                 404: "no such model or endpoint (check --model and --base-url)"}
 MAX_REASON = 300
+UNSUPPORTED_CODES = frozenset({"unsupported_value", "unsupported_parameter"})
+DEFAULT_TEMPERATURE = 0.0
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """What each request asks of the model besides the prompt."""
+
+    temperature: float | None = DEFAULT_TEMPERATURE  # None: the server's default
+    max_tokens: int | None = None  # None: the server's default
 
 
 class EndpointRefused(UserError):
@@ -137,6 +153,10 @@ class Answer:
     completion_tokens: int
 
 
+class _Adapt(Exception):
+    """The server refused a setting the client has now changed: ask again at once."""
+
+
 class _Retry(Exception):
     def __init__(self, reason: str, wait: float | None = None) -> None:
         super().__init__(reason)
@@ -172,10 +192,46 @@ def retry_after(headers: Any) -> float | None:
 class JudgeClient:
     """Asks one judge model, with retries. Use as `async with JudgeClient(...) as c:`."""
 
-    def __init__(self, endpoint: Endpoint, model: str, policy: RetryPolicy, stats: Stats | None = None) -> None:
+    def __init__(self, endpoint: Endpoint, model: str, policy: RetryPolicy, stats: Stats | None = None,
+                 sampling: Sampling = Sampling()) -> None:
         self.endpoint, self.model, self.policy = endpoint, model, policy
         self.stats = stats or Stats()
+        self.sampling = sampling
+        self.send_temperature = sampling.temperature is not None
+        self.tokens_field = "max_tokens"  # or max_completion_tokens, once a server refuses max_tokens
+        self.notes: list[str] = []  # settings changed because the server refused them, each once
         self._client = None
+
+    def body(self, prompt: str) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "messages": [{"role": "user", "content": prompt}]}
+        if self.send_temperature:
+            body["temperature"] = self.sampling.temperature
+        if self.sampling.max_tokens is not None:
+            body[self.tokens_field] = self.sampling.max_tokens
+        return body
+
+    def _refused_setting(self, err: Exception, sent: dict[str, Any]) -> bool:
+        """A 400 refusing a setting we can do without: adapt (once for the run) and say so."""
+        info = getattr(err, "body", None)
+        info = info if isinstance(info, dict) else {}
+        code, param = getattr(err, "code", None) or info.get("code"), getattr(err, "param", None) or info.get("param")
+        message = str(info.get("message") or "")
+        if code not in UNSUPPORTED_CODES:
+            return False
+        if "temperature" in sent and (param == "temperature" or (param is None and "'temperature'" in message)):
+            if self.send_temperature:
+                self.send_temperature = False
+                self.notes.append(
+                    f"{self.endpoint.public_url} refused temperature {self.sampling.temperature:g} for model "
+                    f"{self.model!r} ({code}); asking without it (the server's default temperature)")
+            return True
+        if "max_tokens" in sent and param == "max_tokens":
+            if self.tokens_field == "max_tokens":
+                self.tokens_field = "max_completion_tokens"
+                self.notes.append(f"{self.endpoint.public_url} refused max_tokens for model {self.model!r} "
+                                  f"({code}); sending max_completion_tokens instead")
+            return True
+        return False
 
     async def __aenter__(self) -> "JudgeClient":
         from openai import AsyncOpenAI  # ~1 s to import: only when a request is due
@@ -190,10 +246,17 @@ class JudgeClient:
 
     async def judge(self, prompt: str, levels: tuple[float, ...]) -> Answer:
         attempt = 0
+        adapted = 0  # asked again at once because the server refused a setting (each at most once)
         while True:
             attempt += 1
             try:
                 return await self._attempt(prompt, levels, attempt)
+            except _Adapt:
+                adapted += 1
+                self.stats.retries += 1
+                if adapted > 2:  # temperature and max_tokens: a third refusal is not ours to fix
+                    raise RowFailed("the server keeps refusing the request's settings", attempt) from None
+                continue
             except _Retry as r:
                 if attempt > self.policy.max_retries:
                     raise RowFailed(f"{r.reason} (gave up after {attempt} attempts)", attempt) from None
@@ -212,6 +275,7 @@ class JudgeClient:
         import openai
 
         self.stats.requests += 1
+        sent = self.body(prompt)
         try:
             # The client's own POST to /chat/completions with a plain body, read as bytes: the
             # same request as chat.completions.create, without its per-call type transforms and
@@ -220,7 +284,7 @@ class JudgeClient:
             # half second would never time out. wait_for bounds the whole request.
             body = await asyncio.wait_for(self._client.post(
                 "/chat/completions", cast_to=bytes, options={"timeout": self.policy.timeout},
-                body={"model": self.model, "temperature": 0, "messages": [{"role": "user", "content": prompt}]}),
+                body=sent),
                 self.policy.timeout)
         except (openai.APITimeoutError, asyncio.TimeoutError):
             self.stats.outcomes["timeout"] += 1
@@ -235,6 +299,8 @@ class JudgeClient:
                 raise EndpointRefused(f"{self.endpoint.public_url} answered {status} for model "
                                       f"{self.model!r}: {FATAL_STATUS[status]}"
                                       + (f" (key from ${self.endpoint.key_env})" if status in (401, 403) else "")) from None
+            if status == 400 and self._refused_setting(err, sent):
+                raise _Adapt() from None
             if status in RETRY_STATUS:
                 raise _Retry(self._why(f"HTTP {status}", err), retry_after(getattr(err.response, "headers", None))) from None
             raise RowFailed(self._why(f"HTTP {status}", err), attempt) from None
@@ -244,7 +310,9 @@ class JudgeClient:
             raise _Retry(self._why("unreadable response", err)) from None
         try:
             resp = loads(body)
-            text = resp["choices"][0]["message"]["content"]
+            choice = resp["choices"][0]
+            text = choice["message"]["content"]
+            finish = choice.get("finish_reason")
             usage = resp.get("usage") or {}
             pt, ct = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
         except (ValueError, LookupError, TypeError, AttributeError):
@@ -253,8 +321,16 @@ class JudgeClient:
         self.stats.prompt_tokens += pt
         self.stats.completion_tokens += ct
         try:
-            verdict = parse_reply(text if isinstance(text, str) else None, levels)
+            verdict = parse_reply(text if isinstance(text, str) else None, levels, json_only=finish == "length")
         except ReplyError as err:
+            if finish == "length":  # asking again would be cut at the same place: fail the row, say why
+                self.stats.outcomes["truncated"] += 1
+                limit = self.sampling.max_tokens
+                raise RowFailed(
+                    f"reply truncated (finish_reason: length) after {ct or 'an unknown number of'} completion "
+                    f"tokens, before a usable verdict: "
+                    + (f"raise --max-tokens (now {limit:,})" if limit is not None
+                       else "the server's default token limit; set --max-tokens higher"), attempt) from None
             self.stats.outcomes["unusable reply"] += 1
             raise _Retry(self.endpoint.scrub(f"unusable reply: {err}")) from None
         self.stats.outcomes["ok"] += 1
@@ -265,3 +341,35 @@ class JudgeClient:
         text = f"{what}: {detail}" if detail and detail != what else what
         text = self.endpoint.scrub(text)
         return text if len(text) <= MAX_REASON else text[: MAX_REASON - 1] + "…"
+
+
+@dataclass(frozen=True)
+class ModelList:
+    """What GET {base}/models said: the ids, or None and why they could not be had."""
+
+    ids: tuple[str, ...] | None
+    why: str = ""
+    status: int | None = None
+
+
+def list_models(endpoint: Endpoint, timeout: float) -> ModelList:
+    """The models the server lists (OpenAI's GET /models), for --dry-run. Never raises for the
+    server's sake: a server without the endpoint, or unreachable, is an answer too."""
+    import openai
+
+    # the openai client the run itself uses (same proxies, TLS and headers), with no retries
+    client = openai.OpenAI(api_key=endpoint.api_key, base_url=endpoint.base_url, max_retries=0, timeout=timeout)
+    try:
+        body = client.get("/models", cast_to=bytes)
+    except openai.APIStatusError as err:
+        return ModelList(None, f"{endpoint.public_url}/models answered {err.status_code}", err.status_code)
+    except (openai.APIConnectionError, openai.APITimeoutError) as err:
+        return ModelList(None, endpoint.scrub(f"cannot reach {endpoint.public_url}/models: "
+                                              f"{type(err).__name__}")[:MAX_REASON])
+    finally:
+        client.close()
+    try:
+        ids = tuple(str(m["id"]) for m in loads(body)["data"])
+    except (ValueError, LookupError, TypeError):
+        return ModelList(None, f"{endpoint.public_url}/models did not answer with a model list", 200)
+    return ModelList(ids, status=200)

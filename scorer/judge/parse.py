@@ -72,7 +72,9 @@ def _clip(text: str) -> str:
     return text if len(text) <= MAX_REASONING else text[: MAX_REASONING - 1] + "…"
 
 
-def parse_reply(text: str | None, levels: tuple[float, ...]) -> Verdict:
+def parse_reply(text: str | None, levels: tuple[float, ...], json_only: bool = False) -> Verdict:
+    """`json_only`: accept only a whole JSON object, for a reply cut short (finish_reason "length"),
+    where a `score: 0` line may be the first digit of 0.75."""
     if not text or not text.strip():
         raise ReplyError("empty reply")
     allowed = ", ".join(f"{v:g}" for v in levels)
@@ -89,7 +91,7 @@ def parse_reply(text: str | None, levels: tuple[float, ...]) -> Verdict:
             raise ReplyError(f"score {value:g} is not one of the levels ({allowed})")
         reasoning = next((obj[k] for k in obj if isinstance(k, str) and k.strip().lower() in ("reasoning", "reason", "rationale")), "")
         return Verdict(level, _clip(reasoning if isinstance(reasoning, str) else json.dumps(reasoning)))
-    m = _SCORE_LINE.search(text)
+    m = None if json_only else _SCORE_LINE.search(text)
     if m is None:
         raise ReplyError("no JSON object with a score and no `score:` line in the reply")
     value = float(m.group(1))

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from scorer.judge.cache import JudgeCache, KeyMaker
-from scorer.judge.client import Endpoint, EndpointRefused, JudgeClient, RetryPolicy, RowFailed, Stats
+from scorer.judge.client import Endpoint, EndpointRefused, JudgeClient, RetryPolicy, RowFailed, Sampling, Stats
 from scorer.judge.prompt import Prompt
 from scorer.load.runs import find_run_folders, gc_paused, read_run_folder
 from scorer.model import Prediction, Run
@@ -70,6 +70,8 @@ class ModelRun:
     results: dict[str, Result] = field(default_factory=dict)
     stats: Stats = field(default_factory=Stats)
     cached_tokens: tuple[int, int] = (0, 0)  # tokens the cached judgments cost when first made
+    notes: list[str] = field(default_factory=list)  # settings the server refused and were changed (once each)
+    temperature_sent: bool = True  # False once the server refused it and it was dropped
 
     @property
     def missing(self) -> list[Job]:
@@ -123,9 +125,9 @@ def select_rows(runs: Sequence[LoadedRun], force: bool = False, limit: int | Non
 
 
 def build_jobs(runs: Sequence[LoadedRun], selection: Selection, model: str, endpoint_url: str,
-               prompt: Prompt) -> dict[str, Job]:
+               prompt: Prompt, temperature: float | None = 0.0) -> dict[str, Job]:
     jobs: dict[str, Job] = {}
-    key_of = KeyMaker(model, endpoint_url, prompt.sha256, prompt.levels)
+    key_of = KeyMaker(model, endpoint_url, prompt.sha256, prompt.levels, temperature)
     for ref in selection.rows:
         p = runs[ref.run].run.predictions[ref.row]
         key = key_of(p.question, p.gt, p.pred)
@@ -137,8 +139,8 @@ def build_jobs(runs: Sequence[LoadedRun], selection: Selection, model: str, endp
 
 
 def plan_model(runs: Sequence[LoadedRun], selection: Selection, model: str, endpoint_url: str,
-               prompt: Prompt, cache: JudgeCache) -> ModelRun:
-    jobs = build_jobs(runs, selection, model, endpoint_url, prompt)
+               prompt: Prompt, cache: JudgeCache, temperature: float | None = 0.0) -> ModelRun:
+    jobs = build_jobs(runs, selection, model, endpoint_url, prompt, temperature)
     hits = cache.get_many(jobs, judge=(model, endpoint_url, prompt.sha256))
     cached = {k: Result(c.score, c.reasoning, None, "cache") for k, c in hits.items()}
     tokens = (sum(c.prompt_tokens for c in hits.values()), sum(c.completion_tokens for c in hits.values()))
@@ -153,7 +155,9 @@ def estimate_tokens(jobs: Sequence[Job], prompt: Prompt) -> tuple[int, int]:
 
 async def judge_missing(mr: ModelRun, endpoint: Endpoint, prompt: Prompt, policy: RetryPolicy,
                         cache: JudgeCache, concurrency: int,
-                        on_result: Callable[[Job, Result], None] | None = None) -> None:
+                        on_result: Callable[[Job, Result], None] | None = None,
+                        sampling: Sampling = Sampling(),
+                        on_note: Callable[[str], None] | None = None) -> None:
     """Ask the endpoint for every job the cache did not have; at most `concurrency` at a time.
 
     Each success is committed to the cache before the next is reported. An EndpointRefused (bad
@@ -163,7 +167,14 @@ async def judge_missing(mr: ModelRun, endpoint: Endpoint, prompt: Prompt, policy
         return
     sem = asyncio.Semaphore(max(1, concurrency))
     sha, url = prompt.sha256, endpoint.public_url
-    async with JudgeClient(endpoint, mr.model, policy, mr.stats) as client:
+    async with JudgeClient(endpoint, mr.model, policy, mr.stats, sampling) as client:
+
+        def told() -> None:  # each setting the server refused, said once, as soon as it happens
+            for note in client.notes[len(mr.notes):]:
+                mr.notes.append(note)
+                if on_note is not None:
+                    on_note(note)
+            mr.temperature_sent = client.send_temperature or sampling.temperature is None
 
         async def one(job: Job) -> None:
             async with sem:
@@ -182,6 +193,7 @@ async def judge_missing(mr: ModelRun, endpoint: Endpoint, prompt: Prompt, policy
                               ans.prompt_tokens, ans.completion_tokens)
                     result = Result(ans.verdict.score, ans.verdict.reasoning, None, "request", ans.attempts)
                 mr.results[job.key] = result
+                told()
                 if on_result is not None:
                     on_result(job, result)
 
@@ -195,3 +207,4 @@ async def judge_missing(mr: ModelRun, endpoint: Endpoint, prompt: Prompt, policy
             for t in tasks:
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+            told()

@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
+import numpy as np
 
 from scorer.errors import DataError, UserError
 from scorer.forked import worker_count
 from scorer.load.jsonio import loads, parse_json, read_regular
-from scorer.load.lean_columns import NUMERIC, Columns, ItemTable, row_columns
+from scorer.load.lean_columns import NUMERIC, Columns, ItemTable, JoinedRows, row_columns
 from scorer.load.parallel import read_parts
 from scorer.load.row_checks import lenient_row, row_problems
 from scorer.load.runs import PREDICTIONS, find_run_folders, gc_paused, run_identity
@@ -43,6 +44,7 @@ class LeanRuns:
     runs: tuple[Run, ...]  # identities only (predictions=())
     files: tuple[tuple[str, str, int], ...]  # (path, sha256, bytes) of every file read
     unmatched: int  # rows that match no benchmark item (validate lists them)
+    joined: JoinedRows | None = None  # with `evidence`: what the evidence sections read
 
 
 def _hash_file(path: Path) -> tuple[bytes, str]:
@@ -83,6 +85,35 @@ _Row = msgspec.defstruct("_Row", [
 _ROWS = msgspec.json.Decoder(list[_Row])
 
 
+class _RotationFull(msgspec.Struct):
+    rotation_idx: Any = None
+    choice: Any = None
+    correct_position: Any = None
+    em: Any = None
+    pred: Any = None
+
+
+class _Runtime(msgspec.Struct):
+    seed_round_ids: Any = None
+    top_candidates: Any = None
+    selected_round_ids: Any = None
+    history_source: Any = None
+
+
+# With the evidence sections (scorer.load.lean_columns.EVIDENCE_FIELDS): the same fields, and what
+# those sections read, in the same single parse.
+_EvRow = msgspec.defstruct("_EvRow", [
+    *((name, Any, None) for name in ("task", "mode", "idx", "question", "gt", "pred", "valid_choice", "abstained",
+                                     "choice", "question_id", "retrieved", "delivered", "context_round_ids",
+                                     "clue_rounds", "history_source")),
+    ("rotations", list[_RotationFull] | None, None),
+    ("method_runtime", _Runtime | None, None),
+    *((name, _Number, None) for name in NUMERIC),
+])
+_EV_ROWS = msgspec.json.Decoder(list[_EvRow])
+_FAST = (_Row, _EvRow)
+
+
 def _split_lines(data: bytes) -> tuple[list[int], list[bytes]]:
     lines, raw = [], []
     for line_no, line in enumerate(data.split(b"\n"), start=1):
@@ -93,12 +124,13 @@ def _split_lines(data: bytes) -> tuple[list[int], list[bytes]]:
 
 
 def _decode_rows(raw: list[bytes], pred_path: Path, lines: list[int],
-                 problems: list[RunProblem] | None = None) -> list:
-    """Every line's row: _Row objects when the whole file fits the fast schema, else dicts. A line
-    with bare NaN/Infinity is read with those values missing (a problem says so)."""
+                 problems: list[RunProblem] | None = None, evidence: bool = False) -> list:
+    """Every line's row: _Row (with `evidence`, _EvRow) objects when the whole file fits the fast
+    schema, else dicts. A line with bare NaN/Infinity is read with those values missing (a problem
+    says so)."""
     body = b"[" + b",".join(raw) + b"]"
     try:
-        return _ROWS.decode(body)
+        return (_EV_ROWS if evidence else _ROWS).decode(body)
     except (msgspec.DecodeError, msgspec.ValidationError, OverflowError, RecursionError):
         pass
     try:  # one parse for the whole file (orjson is several times faster on bytes than on str)
@@ -111,7 +143,7 @@ def _decode_rows(raw: list[bytes], pred_path: Path, lines: list[int],
 
 
 def _read_folder(folder: Path, table: ItemTable, cols: Columns, names: Mapping[str, str], files: list,
-                 shared: dict | None = None) -> tuple[Run, int]:
+                 shared: dict | None = None, evidence: bool = False) -> tuple[Run, int]:
     config = _json_file(folder / "config.json", files)
     metrics = _json_file(folder / "metrics.json", files)
     pred_path = folder / PREDICTIONS
@@ -120,8 +152,8 @@ def _read_folder(folder: Path, table: ItemTable, cols: Columns, names: Mapping[s
     lines, raw = _split_lines(data)
     del data
     problems: list[RunProblem] = []
-    rows = _decode_rows(raw, pred_path, lines, problems)
-    fast = bool(rows) and rows[0].__class__ is _Row
+    rows = _decode_rows(raw, pred_path, lines, problems, evidence)
+    fast = bool(rows) and rows[0].__class__ in _FAST
     first = (_parse(raw[0], pred_path, lines[0]) if fast else rows[0]) if rows else {}
     del raw
     if rows and not fast:  # the fast schema admits no text where a score goes
@@ -132,7 +164,7 @@ def _read_folder(folder: Path, table: ItemTable, cols: Columns, names: Mapping[s
         problems.append(RunProblem(str(folder / "metrics.json"), "note", note, "task_name"))
     run = Run(backbone=backbone, method=method, mode=mode, task=task, folder=folder, modality=modality,
               config=frozen_map(config), metrics=frozen_map(metrics), problems=tuple(problems))
-    found, unmatched = row_columns(rows, lines, run, names, table, shared, fast)
+    found, unmatched = row_columns(rows, lines, run, names, table, shared, fast, evidence)
     cols.add(found)
     return run, unmatched
 
@@ -171,14 +203,14 @@ MIN_FOLDERS_PARALLEL = 64
 PARTS_PER_PROCESS = 6  # parts claimed one at a time: whoever is free takes the next
 
 
-def _read_chunk(folders: list[Path], table: ItemTable, names: Mapping[str, str]) -> tuple:
+def _read_chunk(folders: list[Path], table: ItemTable, names: Mapping[str, str], evidence: bool = False) -> tuple:
     """Read some folders; returns plain data (Run holds read-only mappings, which do not pickle; a
     DataError's message travels as text)."""
-    cols, files, idents, unmatched, shared = Columns(), [], [], 0, {}
+    cols, files, idents, unmatched, shared = Columns(evidence), [], [], 0, {}
     try:
         with gc_paused():
             for f in folders:
-                run, miss = _read_folder(f, table, cols, names, files, shared)
+                run, miss = _read_folder(f, table, cols, names, files, shared, evidence)
                 idents.append((run.backbone, run.method, run.mode, run.task, run.folder, run.modality,
                                dict(run.config), dict(run.metrics), run.problems))
                 unmatched += miss
@@ -216,14 +248,16 @@ def read_frame(
     names: Mapping[str, str] = DEFAULT_DISPLAY_NAMES,
     progress: Callable[[int, int], None] | None = None,
     meanwhile: Callable[[], Any] | None = None,
+    evidence: bool = False,
 ) -> LeanRuns:
     """Every run folder under `paths`, read into one frame (rows that join to an item). Many
     folders are read by this process and forked workers (one per CPU in all, at most 4;
     MEMSCOPE_READ_WORKERS=1 turns that off); the result is the same, in the same order.
-    `meanwhile`, if given, is called once in this process while the runs are read."""
+    `meanwhile`, if given, is called once in this process while the runs are read. With
+    `evidence`, the same parse also keeps what the evidence sections read (`joined`)."""
     folders = run_folders(paths)
     items = ItemTable(bench)
-    cols = Columns()
+    cols = Columns(evidence)
     runs: list[Run] = []
     files: list[tuple[str, str, int]] = []
     unmatched = 0
@@ -234,14 +268,14 @@ def read_frame(
                 meanwhile()
             shared: dict = {}
             for i, folder in enumerate(folders):
-                run, miss = _read_folder(folder, items, cols, names, files, shared)
+                run, miss = _read_folder(folder, items, cols, names, files, shared, evidence)
                 runs.append(run)
                 unmatched += miss
                 if progress:
                     progress(i + 1, len(folders))
         else:
             parts = _balanced_parts(folders, n_workers * PARTS_PER_PROCESS)
-            work = partial(_read_chunk, table=items, names=names)
+            work = partial(_read_chunk, table=items, names=names, evidence=evidence)
             for res in read_parts(parts, n_workers, work, progress, len(folders), meanwhile):
                 if res[0] == "error":
                     raise UserError(res[1])
@@ -253,11 +287,19 @@ def read_frame(
                 files += found
                 unmatched += miss
         frame = cols.frame(items)
-    return LeanRuns(frame, tuple(runs), tuple(files), unmatched)
+    return LeanRuns(frame, tuple(runs), tuple(files), unmatched, cols.joined(items))
 
 
 def frame_from_runs(bench: Benchmark, runs: Sequence[Run], names: Mapping[str, str] = DEFAULT_DISPLAY_NAMES) -> tuple[pd.DataFrame, int]:
     """The same frame (and unmatched-row count) from runs read with their raw rows (load_runs)."""
+    frame, unmatched, _ = read_loaded(bench, runs, names, joined=False)
+    return frame, unmatched
+
+
+def read_loaded(bench: Benchmark, runs: Sequence[Run], names: Mapping[str, str] = DEFAULT_DISPLAY_NAMES,
+                joined: bool = True) -> tuple[pd.DataFrame, int, JoinedRows | None]:
+    """frame_from_runs, and (`joined`) the joined rows with their Prediction objects (what the
+    evidence sections read)."""
     items = ItemTable(bench)
     cols = Columns()
     unmatched = 0
@@ -266,4 +308,32 @@ def frame_from_runs(bench: Benchmark, runs: Sequence[Run], names: Mapping[str, s
                                   items)
         cols.add(found)
         unmatched += miss
-    return cols.frame(items), unmatched
+    return cols.frame(items), unmatched, joined_from_runs(items, runs) if joined else None
+
+
+def joined_from_runs(items: ItemTable, runs: Sequence[Run]) -> JoinedRows:
+    """The JoinedRows of loaded runs: their Prediction objects, joined by scorer.load.join.Joiner
+    (rows whose question differs included), `gate` as scorer.metrics.gates.gate_observations joins."""
+    from scorer.load.join import Joiner
+
+    pos = {id(it): i for i, it in enumerate(items.items)}
+    by_id = items.mcq_by_id
+    joiner = Joiner(items.bench)
+    run_no, mode, item, gate, idx, line, rows = [], [], [], [], [], [], []
+    for r, run in enumerate(runs):
+        for p in run.predictions:
+            it = joiner.item(run, p)
+            if it is None:
+                continue
+            run_no.append(r)
+            mode.append(p.mode)
+            item.append(pos[id(it)])
+            gate.append(by_id.get(p.item_id, by_id.get(f"{run.task}:{p.idx}", -1)) if p.mode == "mcq" else -1)
+            idx.append(p.idx)
+            line.append(p.line)
+            rows.append(p)
+
+    def arr(v: list) -> np.ndarray:
+        return np.array(v, dtype=np.int64)
+
+    return JoinedRows(arr(run_no), mode, arr(item), arr(gate), arr(idx), arr(line), rows, items.items)

@@ -11,7 +11,9 @@ ones that touch a published number in its warnings.
 - scores outside [0, 1]: a judge on a 1–5 or 1–10 scale (needs `score --judge-scale`), or any
   other value that cannot be a score;
 - recorded text metrics (BLEU, F1, exact match, contains) that are not what upstream's functions
-  give for the row's pred and gt.
+  give for the row's pred and gt;
+- a MOSAIC condition (`condition`, `stage`, `budget`, `carrier`, `ranking`) that
+  scorer.load.conditions refuses.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import product
 from typing import Any
 
+from scorer.errors import DataError
+from scorer.load.conditions import declared
 from scorer.load.join import Joiner
 from scorer.load.text_metrics import text_metric_problem
 from scorer.metrics.scales import check_range, scale_text
@@ -208,9 +212,20 @@ def range_problems(run: Run) -> list[RunProblem]:
     return out
 
 
+def condition_problems(run: Run) -> list[RunProblem]:
+    """A MOSAIC condition declared in metrics.json / config.json that scorer.load.conditions refuses
+    (`score` leaves the run out of the MOSAIC tables, with a warning)."""
+    try:
+        declared(run.folder, run.config, run.metrics)
+    except DataError as err:
+        return [RunProblem(f"{err.file}:{err.location}", "error", err.message, "condition")]
+    return []
+
+
 def check_run(run: Run, bench: Benchmark, joiner: Joiner) -> list[RunProblem]:
     """Everything above, what the reader noticed (run.problems) and recorded text metrics that are
     not upstream's (scorer.load.text_metrics), for one run folder."""
     text = text_metric_problem(run)
     return [*run.problems, *rotation_problems(run, joiner), *completeness_problems(run, bench, joiner),
-            *summary_problems(run), *context_problems(run), *range_problems(run), *([text] if text else [])]
+            *summary_problems(run), *context_problems(run), *range_problems(run), *([text] if text else []),
+            *condition_problems(run)]

@@ -25,6 +25,8 @@ DECIDED_VERDICTS = ("accept", "reject")
 DEFAULT_RESAMPLES = 10_000
 DEFAULT_K = 10
 JUDGE_THRESHOLD = 0.5  # MemEye App. "LLM-as-a-Judge Validation"
+DEFAULT_PREVALENCE = 0.5  # the share of accepts a κ study plan assumes unless told (`study plan --prevalence`)
+DEFAULT_RATERS = 2  # `study plan --raters`: every pair of raters rates the same items
 
 # Inclusive bounds of the numeric options, by argparse dest (DESIGN §6 options; see the docstring).
 MAX_RESAMPLES = 1_000_000
@@ -39,4 +41,7 @@ OPTION_BOUNDS: dict[str, tuple[int, int]] = {
     "top_k": (1, 100_000),
     "pool": (1, 100_000),
     "batch": (1, 65_536),
+    "temperature": (0, 2),  # OpenAI's range; a server with another one says so itself
+    "max_tokens": (1, 10_000_000),
+    "decimals": (0, 6),
 }

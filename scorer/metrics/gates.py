@@ -104,16 +104,28 @@ def gate_observations(
     gate_methods: Mapping[str, Sequence[str]] | None = None,
     names: Mapping[str, str] = DEFAULT_DISPLAY_NAMES,
 ) -> list[GateObservation]:
+    def mcq_rows(run: Run) -> Iterable[tuple[Prediction, Item | None]]:
+        for p in run.predictions:
+            if p.mode == "mcq":
+                yield p, bench.item(p.item_id, "mcq") or bench.item(f"{run.task}:{p.idx}", "mcq")
+
+    return observations_of(((run, mcq_rows(run)) for run in runs), gate_methods, names)
+
+
+def observations_of(
+    runs: Iterable[tuple[Run, Iterable[tuple[Prediction, Item | None]]]],
+    gate_methods: Mapping[str, Sequence[str]] | None = None,
+    names: Mapping[str, str] = DEFAULT_DISPLAY_NAMES,
+) -> list[GateObservation]:
+    """gate_observations over rows already joined: per run, its MCQ rows with their item (None:
+    none), read only for runs under a gate."""
     patterns = gate_patterns(gate_methods)
     out = []
-    for run in runs:
+    for run, rows in runs:
         gate = gate_of(run.method, patterns, names)
         if gate is None:
             continue
-        for p in run.predictions:
-            if p.mode != "mcq":
-                continue
-            item = bench.item(p.item_id, "mcq") or bench.item(f"{run.task}:{p.idx}", "mcq")
+        for p, item in rows:
             em, n_rot = rotation_em(p)
             if item is not None and em is not None:
                 out.append(GateObservation(item.item_id, gate, run.backbone, em, n_rot))

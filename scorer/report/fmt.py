@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 DECIMALS = 4
+LATEX_DECIMALS = 3  # `memscope score --decimals`: the LaTeX tables' places (compact for a paper)
 
 
 def is_number(v: Any) -> bool:

@@ -1,17 +1,29 @@
-"""LaTeX tables (booktabs). Writes `memscope-preamble.tex` (packages and the \\bestcell /
-\\secondcell macros), one `tables/<section>__<table>.tex` per table, and `report.tex`, a document
-that inputs them all. The evaluation matrix is laid out like the MemEye main table: rows Y / X /
-Metric (with n), columns methods grouped under Textual / Multimodal memory, `Avg.` rows last."""
+"""LaTeX tables (booktabs) and figure floats, sized for a paper. Writes `memscope-preamble.tex`
+(packages and the \\bestcell / \\secondcell / \\memscopefit macros), one `tables/<section>__<table>.tex`
+per table (per table and backbone where a table holds several backbones), one `figures/<name>.tex`
+per figure (the PDF, with its caption), and `report.tex`, a document that inputs them all.
+
+Every table is set in \\footnotesize and may shrink to the line, but never below 6 pt: tables are
+split (by backbone, by column groups, by rows) and stripped of columns holding one value
+(scorer.report.latex_layout) so that each fits a column of a two-column 10 pt article, or the 5.5 in
+block of a one-column one, at 6 pt or more. Best and second are told apart without colour (bold /
+underlined, on the fill), and each caption says so. Numbers are shown with `decimals` places
+(`memscope score --decimals`, default 3). The evaluation matrix is laid out like the MemEye main
+table: rows Y / X / Metric (with n), columns methods grouped under Textual / Multimodal memory,
+`Avg.` rows last."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from scorer.metrics.matrix import ALL
 from scorer.model import X_LABELS, Y_LABELS
-from scorer.report.fmt import cell_text, file_stem, is_number, mark_of, number
+from scorer.report import latex_layout as lay
+from scorer.report.fmt import LATEX_DECIMALS, cell_text, file_stem, is_number, mark_of, number
 from scorer.sections.base import Table
 from scorer.sections.matrix import marks_note
 from scorer.sections.methods import (
@@ -22,22 +34,40 @@ from scorer.sections.methods import (
 )
 from scorer.sections.registry import title_of
 
+DEFAULT_DECIMALS = LATEX_DECIMALS
+MARKS_CAPTION = "Best in bold (orange fill), second underlined (blue fill)."
+
 PREAMBLE = r"""% memscope: packages and macros the generated tables use. \input{memscope-preamble} in your preamble.
+\usepackage{array}
 \usepackage{booktabs}
 \usepackage{multirow}
 \usepackage{graphicx}
 \usepackage{xcolor}
 \usepackage{colortbl}
-\providecommand{\bestcell}[1]{\cellcolor{orange!25}#1}
-\providecommand{\secondcell}[1]{\cellcolor{cyan!15}#1}
-% A table wider than the line, or taller than 80% of the page, is scaled down to fit; a smaller
-% one is left as it is.
+% best / second: told apart without colour (bold / underline), the fill as well
+\providecommand{\bestcell}[1]{\cellcolor{orange!30}\textbf{#1}}
+\providecommand{\secondcell}[1]{\cellcolor{cyan!15}\underline{#1}}
+% A table wider than the line, or taller than 80% of the page, is scaled down to fit, but never
+% below \memscopeminscale (0.75 of \footnotesize: 6 pt); the generated tables are split so that
+% they fit at that scale. A smaller table is left as it is.
+\providecommand{\memscopeminscale}{0.75}
 \newsavebox{\memscopebox}
+\newlength{\memscopewidth}
 \newlength{\memscopeheight}
+\newlength{\memscoperoom}
 \providecommand{\memscopefit}[1]{\sbox{\memscopebox}{#1}%
-  \ifdim\wd\memscopebox>\linewidth \sbox{\memscopebox}{\resizebox{\linewidth}{!}{\usebox{\memscopebox}}}\fi
+  \setlength{\memscopewidth}{\wd\memscopebox}%
   \setlength{\memscopeheight}{\ht\memscopebox}\addtolength{\memscopeheight}{\dp\memscopebox}%
-  \ifdim\memscopeheight>0.8\textheight \resizebox*{!}{0.8\textheight}{\usebox{\memscopebox}}%
+  \setlength{\memscoperoom}{0.8\textheight}%
+  \ifdim\memscopewidth>\linewidth
+    \setlength{\memscopeheight}{\dimexpr\memscopeheight*\linewidth/\memscopewidth\relax}%
+    \setlength{\memscopewidth}{\linewidth}\fi
+  \ifdim\memscopeheight>\memscoperoom
+    \setlength{\memscopewidth}{\dimexpr\memscopewidth*\memscoperoom/\memscopeheight\relax}\fi
+  \ifdim\memscopewidth<\memscopeminscale\wd\memscopebox
+    \setlength{\memscopewidth}{\memscopeminscale\wd\memscopebox}%
+    \PackageWarningNoLine{memscope}{A table does not fit at \memscopeminscale\space scale}\fi
+  \ifdim\memscopewidth<\wd\memscopebox \resizebox{\memscopewidth}{!}{\usebox{\memscopebox}}%
   \else\usebox{\memscopebox}\fi}
 """
 
@@ -59,22 +89,84 @@ def _marked(text: str, mark: str) -> str:
     return {"best": rf"\bestcell{{{text}}}", "second": rf"\secondcell{{{text}}}"}.get(mark, text)
 
 
-def generic(t: Table) -> str:
+def _head(text: str, align: str) -> str:
+    """A header cell, wrapped onto lines (a nested tabular) when long."""
+    lines = lay.header_lines(text)
+    if len(lines) == 1:
+        return esc(text)
+    return rf"\begin{{tabular}}[b]{{@{{}}{align}@{{}}}}" + r"\\".join(esc(ln) for ln in lines) + r"\end{tabular}"
+
+
+def _width_text(text: str, mark: str) -> str:
+    """What the width estimate measures: a bold (best) cell is ~15% wider."""
+    return text + " " * math.ceil(len(text) / 5) if mark == "best" else text
+
+
+def _float(wide: bool) -> tuple[str, str]:
+    return (r"\begin{table*}[!htbp]", r"\end{table*}") if wide else (r"\begin{table}[!htbp]", r"\end{table}")
+
+
+def _caption_extra(part: lay.Part, marked: bool) -> str:
+    bits = []
+    if part.column_part[1] > 1:
+        bits.append(f"Columns, part {part.column_part[0]} of {part.column_part[1]}.")
+    if part.row_part[3]:
+        bits.append(f"Rows {part.row_part[0]}–{part.row_part[1]} of {part.row_part[2]}.")
+    if part.dropped:
+        bits.append("The same in every row (column not shown): "
+                    + "; ".join(f"{c} = {v}" if v else f"{c} empty" for c, v in part.dropped) + ".")
+    if marked:
+        bits.append(MARKS_CAPTION)
+    return " ".join(bits)
+
+
+def generic_parts(t: Table, decimals: int = DEFAULT_DECIMALS) -> list[tuple[str, str]]:
+    """The floats of one report table, as (group, LaTeX): one group per backbone when the table
+    holds several ("" otherwise), each group one or more floats (column / row parts)."""
     cols = list(t.columns)
     numeric = {c for c in cols if any(is_number(r.get(c)) or isinstance(r.get(c), tuple) for r in t.rows)}
-    spec = "".join("r" if c in numeric else "l" for c in cols)
-    lines = [r"\begin{table}[!htbp]", r"\centering", r"\small", rf"\caption{{{esc(t.title)}}}",
-             rf"\label{{tab:memscope-{file_stem(t.name)}}}", r"\memscopefit{%", rf"\begin{{tabular}}{{{spec}}}",
-             r"\toprule", " & ".join(esc(c) for c in cols) + r" \\", r"\midrule"]
-    for r in t.rows:
+
+    def text(c: str, r: Mapping) -> str:
+        return cell_text(c, r.get(c), r, decimals)
+
+    def measured(c: str, r: Mapping) -> str:
+        return _width_text(text(c, r), mark_of(r, c))
+
+    out = []
+    for group, rows in lay.split_by(t.rows, cols):
+        parts = lay.plan(cols, rows, measured, numeric)  # widths with bold cells widened
+        floats = [_generic_float(t, part, group, k, len(parts), numeric, text) for k, part in enumerate(parts)]
+        out.append((group, "".join(floats)))
+    return out
+
+
+def _generic_float(t: Table, part: lay.Part, group: str, k: int, n_parts: int, numeric: set[str], text) -> str:
+    cols = part.columns
+    spec = "".join(rf">{{\raggedright\arraybackslash}}p{{{part.wrap[c]:.0f}pt}}" if c in part.wrap
+                   else "r" if c in numeric else "l" for c in cols)
+    marked = any(mark_of(r, c) for r in part.rows for c in cols)
+    title = esc(t.title) + (rf" --- \texttt{{{esc(group)}}}" if group else "")
+    extra = _caption_extra(part, marked)
+    label = file_stem(t.name, *([group] if group else [])) + (f"-{k + 1}" if n_parts > 1 else "")
+    begin, end = _float(part.wide)
+    lines = [begin, r"\centering", r"\footnotesize", r"\setlength{\tabcolsep}{3pt}",
+             rf"\caption{{{title}{('. ' + esc(extra)) if extra else ''}}}", rf"\label{{tab:memscope-{label}}}",
+             r"\memscopefit{%", rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
+             " & ".join(_head(c, "r" if c in numeric else "l") for c in cols) + r" \\", r"\midrule"]
+    for r in part.rows:
         if r.get("_rule"):
             lines.append(r"\midrule")
-        lines.append(" & ".join(_marked(esc(cell_text(c, r.get(c), r)), mark_of(r, c)) for c in cols) + r" \\")
+        lines.append(" & ".join(_marked(esc(text(c, r)), mark_of(r, c)) for c in cols) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}%", "}"]
     if t.note:
         lines.append(rf"\par\smallskip\footnotesize {_flags(esc(t.note))}")
-    lines.append(r"\end{table}")
+    lines.append(end)
     return "\n".join(lines) + "\n"
+
+
+def generic(t: Table, decimals: int = DEFAULT_DECIMALS) -> str:
+    """Every float of a report table, in one text (all its groups)."""
+    return "".join(tex for _, tex in generic_parts(t, decimals))
 
 
 def _methods(rows: list[dict]) -> list[tuple[str, str, str]]:
@@ -90,14 +182,65 @@ def _methods(rows: list[dict]) -> list[tuple[str, str, str]]:
                                       rank.get(t[1], len(rank)), t[1], t[0]))
 
 
-def main_matrix(backbone: str, rows: list[dict]) -> str:
-    """The paper-layout table of one backbone from its `matrix` rows (EM and LLM-Judge)."""
+def _method_sets(methods: list[tuple[str, str, str]], width: Mapping[str, float], fixed: float) -> list[list]:
+    """The methods of one matrix float each: all of them when they fit at the smallest scale in the
+    5.5 in block, else one float per family (and a family cut further if it alone is too wide)."""
+    limit = lay.WIDE_PT * lay.SAFETY / lay.MIN_SCALE - fixed
+    if sum(width[m] for m, _, _ in methods) <= limit:
+        return [methods]
+    sets: list[list] = []
+    for fam in dict.fromkeys(f for _, _, f in methods):
+        current, used = [], 0.0
+        for m in (t for t in methods if t[2] == fam):
+            if current and used + width[m[0]] > limit:
+                sets.append(current)
+                current, used = [], 0.0
+            current.append(m)
+            used += width[m[0]]
+        sets.append(current)
+    return sets
+
+
+def main_matrix(backbone: str, rows: list[dict], decimals: int = DEFAULT_DECIMALS) -> str:
+    """The paper-layout table of one backbone from its `matrix` rows (EM and LLM-Judge); split by
+    method family when all methods would not fit the 5.5 in block at 6 pt."""
     rows = [r for r in rows if r["metric"] in ("em", "judge")]
     methods = _methods(rows)
     idx = {(r["metric"], r["agg"], r["y"], r["x"], r["method"]): r for r in rows}
     metrics = [m for m in ("em", "judge") if any(r["metric"] == m for r in rows)]
     ys = [y for y in Y_LABELS if any(r["y"] == y for r in rows)]
     xs = [x for x in X_LABELS if any(r["x"] == x for r in rows)]
+    keys = [(m, "cell", y, x) for y in ys for x in xs for m in metrics] + \
+           [(m, agg, ALL, ALL) for agg in ("macro", "micro") for m in metrics]
+
+    def cell(metric: str, agg: str, y: str, x: str, method: str) -> tuple[str, str]:
+        r = idx.get((metric, agg, y, x, method))
+        if r is None:
+            return "--", ""
+        found = [idx.get((metric, agg, y, x, m)) for m, _, _ in methods]
+        ns = {f["n"] for f in found if f}
+        text = number(r["value"], decimals=decimals)
+        if len(ns) > 1:
+            text += f" ({r['n']})"
+        return text, r.get("mark") or ""
+
+    width = {m: lay.column_pt(label, [_width_text(*cell(*k, m)) for k in keys]) for m, label, _ in methods}
+    fixed = lay.column_pt("Y", ["Item-weighted"]) + lay.column_pt("X", ys + xs) + \
+        lay.column_pt("Metric", [METRIC_TITLES[m] for m in metrics]) + lay.column_pt("n", ["000--000"])
+    sets = _method_sets(methods, width, fixed)
+    caption_note = _flags(esc(marks_note([r for r in rows if r["agg"] != "marginal"], {m: lb for m, lb, _ in methods})))
+    out = []
+    for k, subset in enumerate(sets):
+        part = f" Methods, part {k + 1} of {len(sets)}." if len(sets) > 1 else ""
+        label = file_stem(backbone) + (f"-{k + 1}" if len(sets) > 1 else "")
+        out.append(_matrix_float(backbone, subset, metrics, ys, xs, idx, methods, decimals, part, label,
+                                 caption_note, wide=(fixed + sum(width[m] for m, _, _ in subset)) * lay.MIN_SCALE
+                                 > lay.NARROW_PT * lay.SAFETY))
+    return "".join(out)
+
+
+def _matrix_float(backbone, methods, metrics, ys, xs, idx, all_methods, decimals, part, label, caption_note,
+                  wide: bool) -> str:
     ncol = 4 + len(methods)
     groups: list[tuple[str, int]] = []
     for _, _, f in methods:
@@ -111,34 +254,35 @@ def main_matrix(backbone: str, rows: list[dict]) -> str:
         head1.append(rf"\multicolumn{{{k}}}{{c}}{{{esc(FAMILY_TITLES.get(f, f))}}}")
         rules.append(rf"\cmidrule(lr){{{start}-{start + k - 1}}}")
         start += k
-    lines = [r"\begin{table*}[t]", r"\centering",
+    begin, end = _float(wide)
+    lines = [begin, r"\centering",
              (rf"\caption{{Evaluation matrix on \texttt{{{esc(backbone)}}}. EM (multiple choice, mean over rotations) "
-              r"and LLM-Judge (open); $n$ = items. Avg.\ = mean of the non-empty cells. "
-              + _flags(esc(marks_note([r for r in rows if r["agg"] != "marginal"], {m: lb for m, lb, _ in methods})))
-              + "}"),
-             rf"\label{{tab:memscope-matrix-{file_stem(backbone)}}}", r"\scriptsize", r"\setlength{\tabcolsep}{2.2pt}",
+              r"and LLM-Judge (open); $n$ = items. Avg.\ = mean of the non-empty cells." + esc(part) + " "
+              + esc(MARKS_CAPTION) + " " + caption_note + "}"),
+             rf"\label{{tab:memscope-matrix-{label}}}", r"\footnotesize", r"\setlength{\tabcolsep}{3pt}",
              r"\memscopefit{%", rf"\begin{{tabular}}{{lllr{'c' * len(methods)}}}", r"\toprule",
              " & ".join(head1) + r" \\", "".join(rules),
-             " & & & & " + " & ".join(esc(label) for _, label, _ in methods) + r" \\", r"\midrule"]
+             " & & & & " + " & ".join(_head(label, "c") for _, label, _ in methods) + r" \\", r"\midrule"]
 
     def line(first: str, second: str, metric: str, agg: str, y: str, x: str) -> str | None:
         found = [idx.get((metric, agg, y, x, m)) for m, _, _ in methods]
         if not any(found):
             return None
-        ns = sorted({r["n"] for r in found if r})
+        every = [r for r in (idx.get((metric, agg, y, x, m)) for m, _, _ in all_methods) if r]
+        ns = sorted({r["n"] for r in every})
         n = str(ns[0]) if len(ns) == 1 else f"{ns[0]}--{ns[-1]}"
         cells = []
         for r in found:
             if r is None:
                 cells.append("--")
                 continue
-            text = number(r["value"])
+            text = number(r["value"], decimals=decimals)
             if len(ns) > 1:
                 text += f" ({r['n']})"
             cells.append(_marked(text, r.get("mark") or ""))
         return " & ".join([first, second, METRIC_TITLES[metric], n, *cells]) + r" \\"
 
-    for yi, y in enumerate(ys):
+    for y in ys:
         block = []
         for x in xs:
             sub = [ln for m in metrics if (ln := line("", "", m, "cell", y, x)) is not None]
@@ -165,7 +309,7 @@ def main_matrix(backbone: str, rows: list[dict]) -> str:
             lines.append(r"\midrule")
     if lines[-1] == r"\midrule":
         lines.pop()
-    lines += [r"\bottomrule", r"\end{tabular}%", "}", r"\end{table*}"]
+    lines += [r"\bottomrule", r"\end{tabular}%", "}", end]
     return "\n".join(lines) + "\n"
 
 
@@ -179,7 +323,73 @@ def _swap(line: str, first: str, second: str) -> str:
     return f"{first} & {second} & " + line[len(" &  & "):]
 
 
-def write(sections: Sequence[Any], folder: Path, figures: Sequence[Path] = ()) -> list[Path]:
+# -- figures
+
+FIGURE_CAPTIONS = {
+    "heatmap": ("LLM-Judge and EM per (Y, X) cell on \\texttt{<name>} for representative methods; each cell "
+                "shows its value and $n$ (items). One colour scale (viridis, 0--1) for every panel; grey = no items."),
+    "recall_at_k": ("Any-Clue, Coverage and Full-Clue Recall@K for K = 1--50, one line per run group "
+                    "(method, backbone, mode; $n$ = items); lines differ in colour (Okabe--Ito), marker and dash."),
+    "abstention_tradeoff": ("Answer score on answerable items against the correct-abstention rate on unanswerable "
+                            "ones, one panel per mode; colour = method, marker = backbone; marker area grows with "
+                            "the false-abstention rate."),
+    "mosaic_ladder": "MOSAIC ladder: score per condition, with the paired drops between rungs (95\\% CI).",
+    "mosaic_sweep": "MOSAIC budget sweep: score, chain delivered and required-fact coverage against the delivery budget.",
+}
+_MEDIABOX = re.compile(rb"/MediaBox\s*\[\s*([-\d.]+)\s+([-\d.]+)\s+([-\d.]+)\s+([-\d.]+)\s*\]")
+
+
+def pdf_size_in(path: Path) -> tuple[float, float] | None:
+    """(width, height) in inches of a PDF's first MediaBox, or None."""
+    try:
+        m = _MEDIABOX.search(path.read_bytes()[:200_000])
+    except OSError:
+        return None
+    if m is None:
+        return None
+    x0, y0, x1, y1 = (float(v) for v in m.groups())
+    return (x1 - x0) / 72, (y1 - y0) / 72
+
+
+def figure_caption(stem: str) -> str:
+    for key, text in FIGURE_CAPTIONS.items():
+        if stem == key or stem.startswith(key + "_"):
+            name = stem[len(key) + 1:] if stem.startswith(key + "_") else ""
+            return text.replace("<name>", esc(name))
+    return esc(stem.replace("_", " "))
+
+
+def figure_float(graphic: str, stem: str, width_in: float | None) -> str:
+    """A figure float: a graphic up to 3.5 in wide goes in a column (`figure`), a wider one spans the
+    page (`figure*`); either way at the line's width and never taller than 80% of the page."""
+    wide = width_in is None or width_in > 3.5
+    env = "figure*" if wide else "figure"
+    return "\n".join([
+        rf"\begin{{{env}}}[!htbp]", r"\centering",
+        rf"\includegraphics[width=\linewidth,height=0.8\textheight,keepaspectratio]{{{graphic}}}",
+        rf"\caption{{{figure_caption(stem)}}}", rf"\label{{fig:memscope-{file_stem(stem)}}}", rf"\end{{{env}}}"]) + "\n"
+
+
+def write_figures(figures: Sequence[Path], folder: Path) -> list[Path]:
+    """figures/<stem>.tex for each figure: its PDF where one was written beside the PNG."""
+    by_stem: dict[str, dict[str, Path]] = {}
+    for fig in figures:
+        by_stem.setdefault(fig.stem, {})[fig.suffix.lower()] = fig
+    out = []
+    for stem, files in by_stem.items():
+        chosen = files.get(".pdf") or files.get(".png")
+        if chosen is None:
+            continue
+        rel = chosen.relative_to(folder).as_posix() if chosen.is_relative_to(folder) else chosen.name
+        size = pdf_size_in(chosen) if chosen.suffix.lower() == ".pdf" else None
+        target = chosen.with_suffix(".tex")
+        target.write_text(figure_float(rel, stem, size[0] if size else None), encoding="utf-8", newline="")
+        out.append(target)
+    return out
+
+
+def write(sections: Sequence[Any], folder: Path, figures: Sequence[Path] = (),
+          decimals: int = DEFAULT_DECIMALS) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     tables_dir = folder / "tables"
     tables_dir.mkdir(exist_ok=True)
@@ -194,21 +404,24 @@ def write(sections: Sequence[Any], folder: Path, figures: Sequence[Path] = ()) -
             body.append(rf"\emph{{Not available: {esc(s.reason)}}}")
             continue
         parts: list[tuple[str, str]] = []
+        tables = list(s.tables)
         if s.name == "matrix" and isinstance(s.data, list):
             for backbone in sorted({r["backbone"] for r in s.data}):
-                parts.append((f"matrix__main_{backbone}", main_matrix(backbone, [r for r in s.data if r["backbone"] == backbone])))
-            parts += [(f"{s.name}__{t.name}", generic(t)) for t in s.tables if not t.name.startswith("main_")]
-        else:
-            parts += [(f"{s.name}__{t.name}", generic(t)) for t in s.tables]
+                parts.append((f"matrix__main_{backbone}", main_matrix(
+                    backbone, [r for r in s.data if r["backbone"] == backbone], decimals)))
+            tables = [t for t in tables if not t.name.startswith("main_")]
+        for t in tables:
+            for group, tex in generic_parts(t, decimals):
+                parts.append((f"{s.name}__{t.name}" + (f"__{group}" if group else ""), tex))
         for name, tex in parts:
             p = tables_dir / f"{file_stem(name)}.tex"
             p.write_text(tex, encoding="utf-8", newline="")
             written.append(p)
             body.append(rf"\input{{tables/{p.stem}}}")
         body.append(r"\clearpage")
-    for fig in figures:
-        rel = fig.relative_to(folder).as_posix() if fig.is_relative_to(folder) else fig.name
-        body.append(rf"\begin{{figure}}[t]\centering\includegraphics[width=\linewidth]{{{rel}}}\end{{figure}}")
+    for fig in write_figures(figures, folder):  # report.tex holds them as written (a paper \inputs the files)
+        written.append(fig)
+        body.append(fig.read_text(encoding="utf-8").rstrip("\n"))
     doc = "\n".join([r"\documentclass{article}", r"\usepackage[margin=2cm,landscape]{geometry}",
                      r"\input{memscope-preamble}", r"\extrafloats{200}", r"\begin{document}", *body, r"\end{document}"]) + "\n"
     rep = folder / "report.tex"

@@ -1,6 +1,6 @@
 """Write a score report in the chosen formats into one folder:
-report.md, csv/<section>__<table>.csv, report.json, report.tex (+ memscope-preamble.tex, tables/),
-figures/heatmap_<backbone>.png."""
+report.md, csv/<section>__<table>.csv (+ its long form in csv/long/), report.json, report.tex
+(+ memscope-preamble.tex, tables/, figures/<name>.tex), figures/<name>.png with .pdf and .svg."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from scorer.errors import UserError
 from scorer.report import csvfiles, jsonfile, latex, markdown
 
 
-def write_report(report, out: Path, formats: Sequence[str]) -> list[Path]:
+def write_report(report, out: Path, formats: Sequence[str], decimals: int | None = None) -> list[Path]:
     """Every requested format; returns the files written. PNG first, so LaTeX can include them."""
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -28,6 +28,9 @@ def write_report(report, out: Path, formats: Sequence[str]) -> list[Path]:
         from scorer.report import evidence_figures
 
         figures += evidence_figures.write(report.sections, out / "figures")
+        from scorer.report import mosaic_figures
+
+        figures += mosaic_figures.write(report.sections, out / "figures")
         written += figures
     if "md" in formats:
         p = out / "report.md"
@@ -38,5 +41,5 @@ def write_report(report, out: Path, formats: Sequence[str]) -> list[Path]:
     if "json" in formats:
         written.append(jsonfile.write(data, out / "report.json"))
     if "tex" in formats:
-        written += latex.write(report.sections, out, figures)
+        written += latex.write(report.sections, out, figures, *(() if decimals is None else (decimals,)))
     return written

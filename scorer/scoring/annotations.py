@@ -1,5 +1,5 @@
-"""The annotation store's current state for a report: every label, verdict and oracle act as one
-DataFrame with a `kind` column (`ctx.annotations`), and its inputs record (acts per kind, a digest)."""
+"""The annotation store's current state for a report: every label, verdict and oracle act and every
+adjudication (columns `of`, `decision`, `reason`) as one DataFrame with a `kind` column (`ctx.annotations`), and its inputs record (acts per kind, a digest)."""
 
 from __future__ import annotations
 
@@ -17,16 +17,18 @@ def read_annotations(db: str | Path, study: str | None) -> tuple[pd.DataFrame, d
     import pandas as pd
 
     from scorer.store import DECISION_KINDS, Store  # the kinds whose latest act stands
+    from scorer.store.payload import ADJUDICATION  # and the decisions that are the gold where they exist
 
     parts = []
     with Store(db, create=False) as store:
-        for kind in DECISION_KINDS:
-            f = store.frame(kind, study)
+        for kind in (*DECISION_KINDS, ADJUDICATION):
+            # a decision is the gold of its entry whichever study made it (`--study` names the acts')
+            f = store.frame(kind, None if kind == ADJUDICATION else study)
             f.insert(0, "kind", kind)
             parts.append(f)
     frame = pd.concat([p for p in parts if not p.empty], ignore_index=True) if any(not p.empty for p in parts) \
         else pd.concat(parts, ignore_index=True)
     canon = frame.drop(columns=[c for c in ("event_id",) if c in frame]).sort_values(["uid"]) if "uid" in frame else frame
     digest = hashlib.sha256(canon.to_json(orient="records", force_ascii=False).encode()).hexdigest()
-    counts = {k: int((frame["kind"] == k).sum()) for k in DECISION_KINDS}
+    counts = {k: int((frame["kind"] == k).sum()) for k in (*DECISION_KINDS, ADJUDICATION)}
     return frame, {"db": Path(db).as_posix(), "study": study, "acts": counts, "sha256": digest}

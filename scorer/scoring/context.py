@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scorer.load.lean import frame_from_runs, read_frame, run_folders
+from scorer.load.lean import read_frame, read_loaded, run_folders
+from scorer.load.lean_columns import JOINED, JoinedRows
 from scorer.load.memeye import load_benchmark
 from scorer.model import Benchmark, Run
 from scorer.scoring import inputs as record
@@ -39,6 +40,7 @@ class ReadRuns:
     unmatched: int  # prediction rows that join to no item
     paths: list[str | Path]  # as given, or the loaded runs' folders
     reader: str  # "full" (raw rows kept) or "lean"
+    joined: JoinedRows | None = None  # what the evidence sections read (the lean reader: with `evidence`)
 
 
 def is_loaded(runs: Sequence[Any]) -> bool:
@@ -51,28 +53,31 @@ def is_loaded(runs: Sequence[Any]) -> bool:
 
 
 def read_runs(bench: Benchmark, runs: Sequence[str | Path] | Sequence[Run], options: ScoreOptions, needs_raw: bool,
-              note: Progress, meanwhile: Callable[[], Any] | None = None) -> ReadRuns:
+              note: Progress, meanwhile: Callable[[], Any] | None = None, evidence: bool = False) -> ReadRuns:
     """The runs and their joined frame: loaded Run objects as they are; paths by the full reader
-    (load_runs, raw rows kept) or, without `needs_raw`, the lean one (columns only; `meanwhile`
-    runs in this process while forked workers read)."""
+    (load_runs, raw rows kept) or, without `needs_raw`, the lean one (columns only, and with
+    `evidence` the fields the evidence sections read; `meanwhile` runs in this process while forked
+    workers read)."""
     if is_loaded(runs):
         loaded = list(runs)
-        frame, unmatched = frame_from_runs(bench, loaded, options.names)
+        frame, unmatched, joined = read_loaded(bench, loaded, options.names)
         files = [f for r in loaded for f in record.run_files(r.folder)]
-        return ReadRuns(loaded, frame, files, unmatched, list(dict.fromkeys(str(r.folder) for r in loaded)), "full")
+        return ReadRuns(loaded, frame, files, unmatched, list(dict.fromkeys(str(r.folder) for r in loaded)), "full",
+                        joined)
     if needs_raw:
         from scorer.load.runs import load_runs  # the full reader: only for sections that read raw rows
 
         folders = run_folders(runs)
         note("reading runs", 0, len(folders))
         loaded = load_runs(folders, benchmark=bench)
-        frame, unmatched = frame_from_runs(bench, loaded, options.names)
+        frame, unmatched, joined = read_loaded(bench, loaded, options.names)
         files = [f for r in loaded for f in record.run_files(r.folder)]
-        return ReadRuns(loaded, frame, files, unmatched, list(runs), "full")
+        return ReadRuns(loaded, frame, files, unmatched, list(runs), "full", joined)
     lean = read_frame(bench, runs, options.names,
-                      progress=lambda done, total: note("reading runs", done, total), meanwhile=meanwhile)
+                      progress=lambda done, total: note("reading runs", done, total), meanwhile=meanwhile,
+                      evidence=evidence)
     return ReadRuns(list(lean.runs), lean.frame, [(p, h) for p, h, _ in lean.files], lean.unmatched, list(runs),
-                    "lean")
+                    "lean", lean.joined)
 
 
 def build_context(
@@ -84,6 +89,7 @@ def build_context(
     allow_outside_root: bool = False,
     progress: Progress | None = None,
     meanwhile: Callable[[], Any] | None = None,
+    evidence: bool = False,
 ) -> tuple[ScoreContext, dict, list[str]]:
     """(context, inputs record, warnings). `bench` and `runs` are paths, or already loaded (a
     Benchmark; Run objects as scorer.load.runs.load_runs reads them, rows included). `meanwhile`
@@ -97,7 +103,7 @@ def build_context(
         note("reading the benchmark", 0, 1)
         benchmark, bench_path = load_benchmark(bench, allow_outside_root=allow_outside_root), bench
     inputs: dict[str, Any] = {"benchmark": record.benchmark_record(benchmark, bench_path)}
-    read = read_runs(benchmark, runs, options, needs_raw, note, meanwhile)
+    read = read_runs(benchmark, runs, options, needs_raw, note, meanwhile, evidence)
     inputs["runs"] = record.runs_record(read.paths, read.files, len(read.runs), read.reader)
     if not read.runs:
         warnings.append("no run folder (a folder with predictions.jsonl) under "
@@ -118,5 +124,7 @@ def build_context(
     inputs["options"] = record.options_record(options, checks.get("judge_scale"))
     inputs["checks"] = {k: v for k, v in checks.items() if k != "judge_scale"}  # what was withheld, and why
     inputs["versions"] = record.versions()
-    ctx = ScoreContext(bench=benchmark, runs=read.runs, frame=frame, annotations=annotations, options=options)
+    memo = {} if read.joined is None else {JOINED: read.joined}  # read by scorer.sections.evidence_records
+    ctx = ScoreContext(bench=benchmark, runs=read.runs, frame=frame, annotations=annotations, options=options,
+                       memo=memo)
     return ctx, inputs, warnings

@@ -46,7 +46,8 @@ def score(
     if (not raw if lean is None else lean) and not loaded:
         # Read the runs while the section modules load.
         ctx, inputs, warnings = build_context(bench, runs, db, options, False, allow_outside_root, progress,
-                                              meanwhile=lambda: [s.load() for s in chosen])
+                                              meanwhile=lambda: [s.load() for s in chosen],
+                                              evidence=any(s.evidence for s in chosen))
     else:
         for s in chosen:
             s.load()

@@ -45,6 +45,7 @@ from scorer.metrics.matrix import ALL
 from scorer.sections import agreement_raters as raters
 from scorer.sections.base import ScoreContext, SectionResult, Table
 from scorer.sections.registry import name_of
+from scorer.store.adjudicate import adjudicated
 
 NAME = name_of(__name__)
 BOUNDARY = frozenset({"X2", "X3"})
@@ -77,6 +78,7 @@ def build(ctx: ScoreContext) -> SectionResult:
                              judge_tables_, warnings=tuple(warnings))
     verdicts = ann[ann["kind"] == "verdict"] if len(ann) else ann
     labels = ann[ann["kind"] == "label"] if len(ann) else ann
+    decided = adjudication_rows(ann)
     if verdicts.empty and labels.empty:
         reason = "the annotation database has no verdicts and no labels"
         if judges is None:
@@ -88,7 +90,7 @@ def build(ctx: ScoreContext) -> SectionResult:
         data["human_vs_human"] = _absent("no accept/reject verdicts in the annotation database")
     else:
         resolve = _run_resolver(ctx.frame)
-        rows, w = judge_rows(ctx, verdicts, resolve)
+        rows, w = judge_rows(ctx, verdicts, resolve, decided)
         warnings += w
         data["judge_vs_human"] = rows if rows else _absent("no verdict matches a scored open prediction")
         if rows:
@@ -103,12 +105,19 @@ def build(ctx: ScoreContext) -> SectionResult:
         for key in ("labels", "label_confusion", "boundary"):
             data[key] = _absent("no X/Y label acts in the annotation database")
     else:
-        lab_rows, conf_rows, boundary_rows = label_rows(ctx, labels, warnings)
+        lab_rows, conf_rows, boundary_rows = label_rows(ctx, labels, warnings, decided)
         data["labels"] = lab_rows or _absent("no item was labelled by two annotators or against a gold label")
         data["label_confusion"] = conf_rows or _absent("no label comparisons")
         data["boundary"] = boundary_rows or _absent("no X label comparisons")
         tables += label_tables(lab_rows, boundary_rows)
     return SectionResult(NAME, data, tables, warnings=tuple(warnings))
+
+
+def adjudication_rows(ann: pd.DataFrame) -> list[dict]:
+    """The store's current adjudications (the gold where they exist) as records."""
+    if not len(ann) or "of" not in ann:
+        return []
+    return ann[ann["kind"] == "adjudication"].to_dict("records")
 
 
 def _all_absent(reason: str) -> dict:
@@ -137,7 +146,11 @@ def _run_resolver(frame: pd.DataFrame):
     return resolve
 
 
-def judge_rows(ctx: ScoreContext, verdicts: pd.DataFrame, resolve=None) -> tuple[list[dict], list[str]]:
+def judge_rows(ctx: ScoreContext, verdicts: pd.DataFrame, resolve=None,
+               decided: list[dict] | None = None) -> tuple[list[dict], list[str]]:
+    """Judge vs each annotator, their strict majority, and — where verdicts were adjudicated — the
+    adjudicated human: the adjudicated verdict where one exists, else the annotators' strict majority
+    (`adjudicated` counts the pairs whose verdict is an adjudication)."""
     frame = ctx.frame
     opts = ctx.options
     resolve = resolve or _run_resolver(frame)
@@ -173,16 +186,28 @@ def judge_rows(ctx: ScoreContext, verdicts: pd.DataFrame, resolve=None) -> tuple
     cells = [[f"{x}_{y}" for x in scores[p][2] for y in scores[p][3]] for p in ordered]
     strata = {"method": methods, "cell": cells}
     out = []
+    gold: dict[tuple, str] = {}
+    for (item_id, _mode, run), decision in adjudicated(decided or [], "verdict").items():
+        key = resolve(run)
+        if key is not None and (key, item_id) in pairs:
+            gold[(key, item_id)] = decision["verdict"]
+    n_adj = len(gold)
     humans = [(a, [pairs[p].get(a) for p in ordered], None) for a in annotators]
+    everyone = human_majority([[pairs[p].get(a) for a in annotators] for p in ordered])
     if len(annotators) >= 2:
-        maj = human_majority([[pairs[p].get(a) for a in annotators] for p in ordered])
-        humans.append(("majority", list(maj.verdicts), maj))
+        humans.append(("majority", list(everyone.verdicts), everyone))
+    if gold:
+        humans.append(("adjudicated", [gold.get(p, m) for p, m in zip(ordered, everyone.verdicts)], everyone))
     for human, votes, maj in humans:
         keep = [i for i, v in enumerate(votes) if v is not None] if maj is None else list(range(len(votes)))
         res = judge_vs_human([judge[i] for i in keep], [votes[i] for i in keep],
                              strata={k: [s[i] for i in keep] for k, s in strata.items()},
                              n_resamples=opts.resamples, seed=opts.seed)
-        extra = {"n_annotators": len(annotators) if maj else 1, "ties": maj.ties if maj else 0}
+        extra = {"n_annotators": len(annotators) if maj else 1, "ties": maj.ties if maj else 0,
+                 "adjudicated": n_adj if human == "adjudicated" else 0}
+        if human == "adjudicated":  # a tie the adjudicator settled is no tie
+            extra["ties"] = sum(1 for p, m in zip(ordered, everyone.verdicts) if m is None and p not in gold
+                                and any(v is not None for v in pairs[p].values()))
         out.append(_judge_row(human, "all", ALL, ALL, ALL, res, extra))
         for st in res.strata:
             if st.dimension == "method":
@@ -215,17 +240,20 @@ def judge_tables(rows: list[dict]) -> list[Table]:
                 "A/A": r["accept_accept"], "A/R": r["accept_reject"], "R/A": r["reject_accept"], "R/R": r["reject_reject"]}
 
     tail = ["n", "excluded", "agreement", "κ", "95% CI", "AC1", "A/A", "A/R", "R/A", "R/R"]
-    overall = [show(r, {"Human": r["human"]}) for r in rows if r["stratum"] == "all"]
+    overall = [{**show(r, {"Human": r["human"]}), "adjudicated": r["adjudicated"]} for r in rows if r["stratum"] == "all"]
+    n_adj = max((r["adjudicated"] for r in rows), default=0)
+    adj_note = (f"{n_adj} pair(s) adjudicated" + (": Human \"adjudicated\" = the adjudicated verdict where one exists, "
+                                                 "else the annotators' strict majority." if n_adj else "."))
     per_method = [show(r, {"Human": r["human"], "Method": r["method"]}) for r in rows if r["stratum"] == "method"]
     per_cell = [show(r, {"Human": r["human"], "Y": r["y"], "X": r["x"]}) for r in rows if r["stratum"] == "cell"]
     note = (f"Judge score ≥ {JUDGE_THRESHOLD:g} → accept. Confusion judge-first: A/R = judge accepts, human rejects. "
-            "excluded = borderline verdicts + pairs without a score. CI: percentile bootstrap over pairs.")
+            "excluded = borderline verdicts + pairs without a score. CI: percentile bootstrap over pairs. " + adj_note)
     return [
-        Table("judge_vs_human", "LLM judge vs human verdicts", overall, ["Human", *tail], note),
+        Table("judge_vs_human", "LLM judge vs human verdicts", overall, ["Human", *tail, "adjudicated"], note),
         Table("judge_vs_human_by_method", "LLM judge vs human verdicts, per method", per_method,
-              ["Human", "Method", *tail]),
+              ["Human", "Method", *tail], adj_note),
         Table("judge_vs_human_by_cell", "LLM judge vs human verdicts, per (X, Y) cell", per_cell,
-              ["Human", "Y", "X", *tail]),
+              ["Human", "Y", "X", *tail], adj_note),
     ]
 
 
@@ -249,12 +277,22 @@ def _code(labels: Any, prefix: str) -> str | None:
     return "+".join(vals) if vals else None
 
 
-def label_rows(ctx: ScoreContext, labels: pd.DataFrame, warnings: list[str]) -> tuple[list, list, list]:
+def label_rows(ctx: ScoreContext, labels: pd.DataFrame, warnings: list[str],
+               decided: list[dict] | None = None) -> tuple[list, list, list]:
+    """κ per pair and against the gold: the benchmark's labels, or the adjudicated ones where an
+    item's labels were adjudicated (`adjudicated` counts those among the items compared); with any
+    adjudication, one row more compares the benchmark's labels with the adjudicated ones."""
     opts = ctx.options
     latest = labels.sort_values(["ts", "event_id"]).drop_duplicates(["annotator", "item_id"], keep="last")
     gold: dict[str, tuple] = {}
     for it in ctx.bench.items():
         gold.setdefault(it.item_id, (it.x, it.y))
+    bench_gold = dict(gold)
+    adj: dict[str, tuple] = {}
+    for (item_id, _mode, _run), decision in sorted(adjudicated(decided or [], "label").items(),
+                                                   key=lambda kv: (kv[0][0], kv[0][1] or "", kv[0][2] or "")):
+        adj[item_id] = (tuple(decision.get("x") or ()), tuple(decision.get("y") or ()))
+    gold.update(adj)
     unknown = sorted(set(latest["item_id"]) - set(gold))
     if unknown:
         warnings.append(f"{len(unknown)} labelled item id(s) are not in the benchmark (e.g. {unknown[0]!r}); "
@@ -270,8 +308,16 @@ def label_rows(ctx: ScoreContext, labels: pd.DataFrame, warnings: list[str]) -> 
         gold_codes = [_code(gold[i][0 if axis == "X" else 1], prefix) if i in gold else None for i in items]
         comparisons = [(a, b, ratings[a], ratings[b], "pair") for a, b in combinations(annotators, 2)]
         comparisons += [(a, "gold", ratings[a], gold_codes, "gold") for a in annotators]
+        if adj:
+            comparisons.append(("benchmark", "adjudicated",
+                                [_code(bench_gold[i][0 if axis == "X" else 1], prefix) if i in bench_gold and i in adj
+                                 else None for i in items],
+                                [_code(adj[i][0 if axis == "X" else 1], prefix) if i in adj else None for i in items],
+                                "gold"))
         for a, b, ra, rb, kind in comparisons:
             both = [(u, v) for u, v in zip(ra, rb) if u is not None and v is not None]
+            n_adj = sum(1 for i, u, v in zip(items, ra, rb) if u is not None and v is not None and i in adj) \
+                if b in ("gold", "adjudicated") else 0
             if not both:
                 continue
             ua, ub = [u for u, _ in both], [v for _, v in both]
@@ -284,7 +330,7 @@ def label_rows(ctx: ScoreContext, labels: pd.DataFrame, warnings: list[str]) -> 
                          "n": k.n, "excluded": either, "agreements": sum(u == v for u, v in both),
                          "observed": k.observed, "kappa": k.kappa, "ci_low": boot.ci_low, "ci_high": boot.ci_high,
                          "se": k.se, "ci_low_analytic": k.ci_low, "ci_high_analytic": k.ci_high, "alpha": None,
-                         "undefined_reason": k.undefined_reason})
+                         "undefined_reason": k.undefined_reason, "adjudicated": n_adj})
             for i, la in enumerate(k.labels):
                 for j, lb in enumerate(k.labels):
                     if k.confusion[i][j]:
@@ -301,7 +347,7 @@ def label_rows(ctx: ScoreContext, labels: pd.DataFrame, warnings: list[str]) -> 
                          "rater_b": f"{len(annotators)} annotators", "n": res.n, "excluded": len(items) - res.n,
                          "agreements": None, "observed": None, "kappa": None, "ci_low": None, "ci_high": None,
                          "se": None, "ci_low_analytic": None, "ci_high_analytic": None, "alpha": res.alpha,
-                         "undefined_reason": res.undefined_reason})
+                         "undefined_reason": res.undefined_reason, "adjudicated": 0})
         if len(annotators) >= 3:  # Fleiss' κ beside α: the items every annotator labelled
             table = [ratings[a] for a in annotators]
             fk = fleiss_kappa(table)
@@ -310,7 +356,8 @@ def label_rows(ctx: ScoreContext, labels: pd.DataFrame, warnings: list[str]) -> 
                          "rater_a": "all", "rater_b": f"{len(annotators)} annotators", "n": fk.n,
                          "excluded": fk.excluded, "agreements": None, "observed": fk.observed, "kappa": fk.kappa, "ci_low": bt.ci_low,
                          "ci_high": bt.ci_high, "se": None, "ci_low_analytic": None, "ci_high_analytic": None,
-                         "alpha": None, "undefined_reason": fk.undefined_reason or bt.undefined_reason})
+                         "alpha": None, "undefined_reason": fk.undefined_reason or bt.undefined_reason,
+                         "adjudicated": 0})
     return rows, confusion, boundary
 
 
@@ -323,12 +370,16 @@ def label_tables(rows: list[dict], boundary: list[dict]) -> list[Table]:
                              else f"{r['rater_a']} vs {r['rater_b']}"),
                   "Statistic": statistic[r["coefficient"]],
                   "κ": r["kappa"] if r["kappa"] is not None or r["kind"] == "all" else "undefined", "95% CI": (r["ci_low"], r["ci_high"]),
-                  "α": r["alpha"]} for r in rows]
+                  "α": r["alpha"], "adjudicated": r["adjudicated"]} for r in rows]
+        n_adj = max((r["adjudicated"] for r in rows if r["rater_b"] == "adjudicated"), default=0)
         out.append(Table("labels", "X / Y label agreement (κ_X, κ_Y per pair; vs gold; Krippendorff's α across all)",
-                         shown, ["Axis", "Raters", "Statistic", "n", "agreement", "κ", "95% CI", "α"],
+                         shown, ["Axis", "Raters", "Statistic", "n", "agreement", "κ", "95% CI", "α", "adjudicated"],
                          "A label set is one category (X2+X3). α: nominal, missing labels allowed. Fleiss' κ "
                          "(three annotators or more): the items every annotator labelled; agreement = mean share "
-                         "of agreeing annotator pairs. CI: percentile bootstrap over items."))
+                         "of agreeing annotator pairs. CI: percentile bootstrap over items. "
+                         f"{n_adj} item(s) adjudicated" + (": \"gold\" is the adjudicated labels there, the "
+                                                          "benchmark's elsewhere; benchmark vs adjudicated compares "
+                                                          "the two." if n_adj else ".")))
     if boundary:
         shown = [{"Raters": f"{b['rater_a']} vs {b['rater_b']}", "n": b["n"], "X disagreements": b["disagreements"],
                   "on X2/X3 boundary": b["x2_x3"], "share": b["share"]} for b in boundary]

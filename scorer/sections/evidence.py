@@ -44,6 +44,20 @@ DIAG_COLUMNS = ("method", "backbone", "mode", "n", *RETRIEVAL_METRICS, "n_y3", *
 
 
 def diagnosed(records: Sequence[Record], k: int) -> list[tuple[Record, Diagnosis]]:
+    hit = _DIAGNOSED.get((id(records), k))
+    if hit is not None and hit[0] is records:  # a group's list, diagnosed already for another table
+        return hit[1]
+    out = _diagnosed(records, k)
+    if len(_DIAGNOSED) > 4096:  # bounded: a long-lived process (the app) scores many contexts
+        _DIAGNOSED.clear()
+    _DIAGNOSED[(id(records), k)] = (records, out)
+    return out
+
+
+_DIAGNOSED: dict[tuple[int, int], tuple[Sequence[Record], list]] = {}
+
+
+def _diagnosed(records: Sequence[Record], k: int) -> list[tuple[Record, Diagnosis]]:
     out = []
     for r in records:
         if not r.item.answerable:  # an abstention control's clue marks absent evidence: nothing to retrieve
@@ -156,7 +170,7 @@ def provenance_rows(records: Sequence[Record], k: int) -> list[dict]:
         logged = [r for r in recs if r.prediction.retrieved is not None and r.item.answerable]
         if not logged:
             continue
-        valid = diagnosed(logged, k)
+        valid = diagnosed(recs, k)  # the same pairs as over `logged`: no retrieval, no diagnosis
         y3 = [r for r in logged if "Y3" in r.item.y and r.task.clue_chain(r.item)]
         one_clue = sum(1 for r in y3 if len(r.task.clue_chain(r.item)) < 2)
         f = group_fields(recs)

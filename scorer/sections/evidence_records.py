@@ -5,6 +5,11 @@ A "run group" is (backbone, method, mode) over every task folder it has, the uni
 describes. An item answered twice by one group (the same run folder passed twice) keeps the first
 row and says so. Answer score = MCQ EM over rotations / open judge, computed by scorer.metrics.answers
 exactly as the matrix computes it.
+
+The records are built once per context from the rows the runs were read into
+(scorer.load.lean_columns.JoinedRows: with the lean reader, each row's evidence fields only, from the
+same parse as the frame; with runs read whole, their Prediction objects), keyed and de-duplicated
+with integer codes, and grouped once; sections fork after `prepare` has parsed every row's lists.
 """
 
 from __future__ import annotations
@@ -14,7 +19,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from scorer.load.join import Joiner
+from scorer.load.lean import joined_from_runs
+from scorer.load.lean_columns import JOINED, ItemTable, JoinedRows
 from scorer.metrics.answers import coerce_judge, mcq_em
 from scorer.model.rows import choices_of_row
 from scorer.model import Item, Prediction, Task
@@ -58,8 +64,9 @@ def frame_scores(ctx: ScoreContext) -> dict[tuple[str, str, str, str], float]:
     if f is None or not len(f) or not {"backbone", "method", "mode", "item_id", "em", "judge"} <= set(f.columns):
         return {}
     vals = np.where(f["mode"].to_numpy() == "mcq", f["em"].to_numpy(dtype=float), f["judge"].to_numpy(dtype=float))
-    keys = zip(f["backbone"], f["method"], f["mode"], f["item_id"])
-    return {k: float(v) for k, v in zip(keys, vals) if v == v}
+    ok = vals == vals
+    cols = [f[c].to_numpy()[ok].tolist() for c in ("backbone", "method", "mode", "item_id")]
+    return dict(zip(zip(*cols), vals[ok].tolist()))
 
 
 def collect(ctx: ScoreContext) -> tuple[list[Record], list[str]]:
@@ -69,6 +76,11 @@ def collect(ctx: ScoreContext) -> tuple[list[Record], list[str]]:
     hit = ctx.memo.get("evidence_records")
     if hit is None:
         hit = ctx.memo["evidence_records"] = _collect(ctx)
+        groups: dict[tuple[str, str, str], list[Record]] = {}
+        for r in hit[0]:
+            groups.setdefault((r.backbone, r.method, r.mode), []).append(r)
+        _GROUPS.clear()  # the latest context's only: nothing is kept alive past it
+        _GROUPS[id(hit[0])] = (hit[0], groups)
     records, warnings = hit
     return records, list(warnings)
 
@@ -84,33 +96,80 @@ def mirrored(ctx: ScoreContext) -> set[tuple[str, str]]:
 def prepare(ctx: ScoreContext) -> None:
     """Fill the context's shared evidence data (and parse every row's retrieval) in this process,
     before the sections that read them are forked."""
+    for r in collect(ctx)[0]:
+        p = r.prediction
+        p.retrieved, p.delivered  # parsed once here (kept on the row), not again in each forked section
     mirrored(ctx)
 
 
+def joined_rows(ctx: ScoreContext) -> JoinedRows:
+    """The rows the runs were read into (scorer.load.lean_columns.JoinedRows), kept by the reader in
+    ctx.memo; a context built around loaded runs without it joins them here, once."""
+    hit = ctx.memo.get(JOINED)
+    if hit is None:
+        hit = ctx.memo[JOINED] = joined_from_runs(ItemTable(ctx.bench), ctx.runs)
+    return hit
+
+
 def _collect(ctx: ScoreContext) -> tuple[list[Record], list[str]]:
-    scored = frame_scores(ctx)
-    kept: dict[tuple, Record] = {}
+    j = joined_rows(ctx)
+    runs = list(ctx.runs)
+    n = len(j.item)
+    if not n:
+        return [], []
+    # One integer key per row for (backbone, method, mode, item id): run constants per run, codes per item.
+    pairs: dict[tuple[str, str], int] = {}
+    run_pair = np.array([pairs.setdefault((r.backbone, r.method), len(pairs)) for r in runs], dtype=np.int64)
+    ids: dict[str, int] = {}
+    item_code = np.array([ids.setdefault(it.item_id, len(ids)) for it in j.items], dtype=np.int64)
+    modes: dict[str, int] = {}
+    mode_code = np.array([modes.setdefault(m, len(modes)) for m in j.mode], dtype=np.int64)
+    key = (run_pair[j.run] * len(modes) + mode_code) * max(len(ids), 1) + item_code[j.item]
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    last = np.full(len(first), -1, dtype=np.int64)
+    np.maximum.at(last, inverse, np.arange(n, dtype=np.int64))
+    order = np.argsort(first, kind="stable")  # a record sits where its key was first seen…
+    chosen = last[order].tolist()  # …and holds the last row with that key (the score helper's frame keeps it)
     dupes: dict[str, int] = {}
-    joiner = Joiner(ctx.bench)
-    for run, p, item in joiner.pairs(ctx.runs):
-        key = (run.backbone, run.method, p.mode, item.item_id)
-        if key in kept:
-            label = f"{run.key} ({p.mode})"
-            dupes[label] = dupes.get(label, 0) + 1
-        method_cfg = run.config.get("method") if isinstance(run.config, Mapping) else None
-        score = scored[key] if key in scored else item_score(item, p, ctx.options.judge_levels)
-        kept[key] = Record(run.backbone, run.method, display_name(run.method, ctx.options.names), p.mode,
-                           ctx.bench.task_of(item), item, p, score, method_cfg)
+    for i in np.nonzero(first[inverse] != np.arange(n))[0].tolist():
+        label = f"{runs[j.run[i]].key} ({j.mode[i]})"
+        dupes[label] = dupes.get(label, 0) + 1
+    scored = frame_scores(ctx)
+    names, levels, bench = ctx.options.names, ctx.options.judge_levels, ctx.bench
+    per_run = [(r.backbone, r.method, display_name(r.method, names),
+                r.config.get("method") if isinstance(r.config, Mapping) else None) for r in runs]
+    tasks: dict[str, Task] = {}
+    items, run_of, item_of = j.items, j.run.tolist(), j.item.tolist()
+    records = []
+    for i in chosen:
+        backbone, method, display, method_cfg = per_run[run_of[i]]
+        item = items[item_of[i]]
+        p = j.prediction(i)
+        key = (backbone, method, p.mode, item.item_id)
+        score = scored[key] if key in scored else item_score(item, p, levels)
+        task = tasks.get(item.task)
+        if task is None:
+            task = tasks[item.task] = bench.task_of(item)
+        records.append(Record(backbone, method, display, p.mode, task, item, p, score, method_cfg))
     warnings = [f"{k}: {n} item(s) answered by several run folders; the last folder's row is used"
                 for k, n in dupes.items()]
-    return list(kept.values()), warnings
+    return records, warnings
 
 
 def by_group(records: Iterable[Record]) -> dict[tuple[str, str, str], list[Record]]:
+    """Records by run group, in order of first appearance (for the context's own records, the
+    grouping collect built once; callers only read it)."""
+    hit = _GROUPS.get(id(records))
+    if hit is not None and hit[0] is records:
+        return hit[1]
     out: dict[tuple[str, str, str], list[Record]] = {}
     for r in records:
-        out.setdefault(r.group, []).append(r)
+        out.setdefault((r.backbone, r.method, r.mode), []).append(r)
     return out
+
+
+_GROUPS: dict[int, tuple[list[Record], dict]] = {}  # id(records) → (records, by_group(records)) of collect's lists
 
 
 def group_fields(records: Sequence[Record]) -> dict[str, str]:
@@ -164,17 +223,40 @@ def titled(name: str, title: str, rows: Sequence[Mapping[str, Any]], columns: Se
 def mirrored_modes(records: Iterable[Record]) -> set[tuple[str, str]]:
     """(backbone, method) pairs whose MCQ and open runs logged the same retrieved and delivered lists
     for every item: their retrieval tables would repeat row for row, so tables show them once."""
-    logs: dict[tuple[str, str, str], dict[str, tuple]] = {}
-    for r in records:
-        p = r.prediction
-        ret = None if p.retrieved is None else tuple((e.round_id, e.score, e.recency_age) for e in p.retrieved)
-        logs.setdefault(r.group, {})[r.item.item_id] = (ret, p.delivered)
+    groups = by_group(records)
     out = set()
-    for (backbone, method, mode), log in logs.items():
-        other = logs.get((backbone, method, "open"))
-        if mode == "mcq" and other is not None and other == log and any(v != (None, None) for v in log.values()):
-            out.add((backbone, method))
+    for (backbone, method, mode), recs in groups.items():
+        other = groups.get((backbone, method, "open"))
+        if mode != "mcq" or other is None or len(other) != len(recs):
+            continue
+        theirs = {r.item.item_id: r.prediction for r in other}
+        logged = False
+        for r in recs:  # item by item, stopping at the first difference
+            q = theirs.get(r.item.item_id)
+            if q is None:
+                break
+            p = r.prediction
+            if _logged_fields(p) != _logged_fields(q):  # the same logged fields read the same lists
+                log = _log(p)
+                if log != _log(q):
+                    break
+            logged = logged or p.retrieved is not None or p.delivered is not None
+        else:
+            if logged:
+                out.add((backbone, method))
     return out
+
+
+def _logged_fields(p) -> tuple:
+    """The row fields scorer.model.rows reads a row's retrieved and delivered lists from."""
+    raw = p.raw
+    return (raw.get("retrieved"), raw.get("method_runtime"), raw.get("delivered"), raw.get("context_round_ids"),
+            raw.get("clue_rounds"), raw.get("history_source"))
+
+
+def _log(p) -> tuple:
+    ret = None if p.retrieved is None else tuple((e.round_id, e.score, e.recency_age) for e in p.retrieved)
+    return (ret, p.delivered)
 
 
 def fold_modes(rows: Iterable[Mapping[str, Any]], mirrored: set[tuple[str, str]]) -> list[dict]:

@@ -13,10 +13,13 @@ gate, passed, n, rate}], "revisit": [{item_id, reasons}]}.
 from __future__ import annotations
 
 from scorer.errors import UserError
-from scorer.metrics.gates import (GATES, SOLVED, UNSOLVED, gate_observations, gate_outcomes,
-                                  pass_rates_by_cell, structure_findings)
+import numpy as np
+
+from scorer.metrics.gates import (GATES, SOLVED, UNSOLVED, gate_outcomes, observations_of, pass_rates_by_cell,
+                                  structure_findings)
 from scorer.model import X_LABELS, Y_LABELS
 from scorer.sections.base import ScoreContext, SectionResult, Table
+from scorer.sections.evidence_records import joined_rows
 from scorer.sections.registry import name_of
 
 NAME = name_of(__name__)
@@ -37,10 +40,25 @@ def settings(ctx: ScoreContext) -> tuple[dict | None, float, float, str]:
     return extra.get("gate_methods"), solved, unsolved, panel
 
 
+def observations(ctx: ScoreContext, methods: dict | None) -> list:
+    """scorer.metrics.gates.gate_observations of the context's runs, from the rows they were read
+    into (each MCQ row with the item the gates join it to: by task and idx)."""
+    j = joined_rows(ctx)
+    rows: dict[int, list[int]] = {}
+    for i, r in zip(np.nonzero(j.gate >= 0)[0].tolist(), j.run[j.gate >= 0].tolist()):
+        rows.setdefault(r, []).append(i)
+    items, gate = j.items, j.gate
+
+    def of_run(r: int):
+        return ((j.prediction(i), items[gate[i]]) for i in rows.get(r, ()))
+
+    return observations_of(((run, of_run(r)) for r, run in enumerate(ctx.runs)), methods, ctx.options.names)
+
+
 def build(ctx: ScoreContext) -> SectionResult:
     methods, solved, unsolved, panel = settings(ctx)
     try:
-        obs = gate_observations(ctx.bench, ctx.runs, methods, ctx.options.names)
+        obs = observations(ctx, methods)
     except ValueError as err:
         raise UserError(f"gate_methods: {err}") from None
     outcomes = gate_outcomes(obs, solved, unsolved, panel)

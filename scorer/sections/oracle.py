@@ -4,7 +4,9 @@ acts on MCQ items: majority-vote and mean individual accuracy by Y level and ove
 report.json `oracle` rows: {y, majority_accuracy, mean_individual_accuracy, n_items, n_annotators,
 ties, majority_correct, n_answers}; `y` = "Y1"… or "all". Choices are read in the rotation the
 annotator saw (`rotation`, default the first) and compared as options, so annotators who saw
-different rotations vote together; Y labels are the benchmark's.
+different rotations vote together; Y labels are the benchmark's. The key of an item is its gold
+answer, or the adjudicated answer where the item's oracle answers were adjudicated (DESIGN §4);
+`adjudicated` counts those items per row.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from scorer.metrics.oracle import ALL as ORACLE_ALL
 from scorer.metrics.oracle import oracle_accuracy
 from scorer.sections.base import ScoreContext, SectionResult, Table
 from scorer.sections.registry import name_of
+from scorer.store.adjudicate import adjudicated
 
 NAME = name_of(__name__)
 
@@ -31,6 +34,22 @@ def canonical(item, rotation: int, letter: str) -> str:
     return f"?{letter}"
 
 
+def _adjudicated_keys(ctx: ScoreContext, ann) -> dict[str, str]:
+    """item_id → the adjudicated answer of its MCQ form, as a first-rotation letter."""
+    if not len(ann) or "of" not in ann:
+        return {}
+    out = {}
+    for (item_id, mode, _run), decision in adjudicated(ann[ann["kind"] == "adjudication"].to_dict("records"),
+                                                      "oracle").items():
+        item = ctx.bench.item(item_id, "mcq")
+        rot = decision.get("rotation")
+        if mode not in (None, "mcq") or item is None or not isinstance(decision.get("choice"), str) \
+                or not isinstance(rot, int) or not 0 <= rot < len(item.rotations):
+            continue
+        out[item_id] = canonical(item, rot, decision["choice"])
+    return out
+
+
 def build(ctx: ScoreContext) -> SectionResult:
     ann = ctx.annotations
     if ann is None:
@@ -39,6 +58,7 @@ def build(ctx: ScoreContext) -> SectionResult:
     if acts.empty:
         return SectionResult.absent(NAME, "the annotation database has no oracle answers")
     warnings = []
+    keys = _adjudicated_keys(ctx, ann)
     answers, open_answers, unknown, bad_rotation = [], 0, 0, 0
     for annotator, item_id, mode, choice, rotation in acts[["annotator", "item_id", "mode", "choice", "rotation"]].itertuples(index=False):
         if mode not in (None, "mcq") or not isinstance(choice, str):
@@ -52,8 +72,9 @@ def build(ctx: ScoreContext) -> SectionResult:
         if not 0 <= r < len(item.rotations):
             bad_rotation += 1
             continue
+        correct = keys.get(item_id) or canonical(item, r, item.rotations[r].answer)
         answers.append({"item_id": item_id, "y": sorted(item.y), "annotator": annotator,
-                        "choice": canonical(item, r, choice), "correct": canonical(item, r, item.rotations[r].answer)})
+                        "choice": canonical(item, r, choice), "correct": correct})
     if open_answers:
         warnings.append(f"{open_answers} oracle act(s) on open items (free-text answers) are not scored here")
     if unknown:
@@ -64,11 +85,14 @@ def build(ctx: ScoreContext) -> SectionResult:
         return SectionResult(NAME, {"value": None, "reason": "no oracle answer on a benchmark MCQ item"},
                              reason="no oracle answer on a benchmark MCQ item", warnings=tuple(warnings))
     rows = []
+    scored = {a["item_id"]: a["y"] for a in answers}
     for r in oracle_accuracy(answers):
-        rows.append({"y": "all" if r.y == ORACLE_ALL else r.y, "majority_accuracy": r.majority_accuracy,
+        y = "all" if r.y == ORACLE_ALL else r.y
+        n_adj = sum(1 for i, ys in scored.items() if i in keys and (y == "all" or y in ys))
+        rows.append({"y": y, "majority_accuracy": r.majority_accuracy,
                      "mean_individual_accuracy": r.mean_individual_accuracy, "n_items": r.n_items,
                      "n_annotators": r.n_annotators, "ties": r.ties, "majority_correct": r.majority_correct,
-                     "n_answers": r.n_answers})
+                     "n_answers": r.n_answers, "adjudicated": n_adj})
     cols = [r["y"] for r in rows]
     label = {c: ("All" if c == "all" else c) for c in cols}
     shown = [
@@ -77,8 +101,12 @@ def build(ctx: ScoreContext) -> SectionResult:
         {"Metric": "n items", **{label[r["y"]]: r["n_items"] for r in rows}},
         {"Metric": "annotators", **{label[r["y"]]: r["n_annotators"] for r in rows}},
         {"Metric": "ties (no strict majority, counted wrong)", **{label[r["y"]]: r["ties"] for r in rows}},
+        {"Metric": "adjudicated keys", **{label[r["y"]]: r["adjudicated"] for r in rows}},
     ]
+    n_adj = next((r["adjudicated"] for r in rows if r["y"] == "all"), 0)
     table = Table("oracle", "Human oracle accuracy (gold clue rounds only), by Y", shown,
                   ["Metric", *[label[c] for c in cols]],
-                  "An item with several Y labels counts in each of its Y columns and once in All.")
+                  "An item with several Y labels counts in each of its Y columns and once in All. "
+                  f"{n_adj} item(s) adjudicated" + (": their key is the adjudicated answer, not the gold one."
+                                                   if n_adj else "."))
     return SectionResult(NAME, rows, (table,), warnings=tuple(warnings))

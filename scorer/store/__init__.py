@@ -10,7 +10,8 @@ The modules, each one job (lowest first; each imports only those before it):
     db           `Store`: writing events, derived state, studies through `queues`
     sampling     study plans: seeded, stratified samples of a benchmark's items and runs
     jsonl        JSONL export and idempotent import of events
-    labelstudio  Label Studio task-JSON export
+    labelstudio  Label Studio task-JSON export and labeling config
+    labelstudio_import  a Label Studio JSON export read back into events
 """
 
 from scorer.metrics.constants import DECIDED_VERDICTS, DEFAULT_SEED

@@ -26,8 +26,17 @@ from typing import Any
 
 from scorer.errors import UserError
 from scorer.store import queues
-from scorer.store.payload import ACT_KINDS, ADDITIVE_KINDS, PAYLOAD_FIELDS, NewEvent, build_event, normalize_ts, now_ts
-from scorer.store.queues import STUDY_EVENT, QueueEntry, Study
+from scorer.store.payload import (
+    ADDITIVE_KINDS,
+    ADJUDICATION,
+    DERIVED_KINDS,
+    PAYLOAD_FIELDS,
+    NewEvent,
+    build_event,
+    normalize_ts,
+    now_ts,
+)
+from scorer.store.queues import STUDY_EVENT, QueueEntry, Study, StudyItem
 from scorer.store.schema import BUSY_TIMEOUT_S, LIVE, connect, immediate
 
 DEFAULT_DB = "memscope.db"
@@ -77,7 +86,9 @@ class Store:
 
     def __init__(self, path: str | Path = DEFAULT_DB, create: bool = True, timeout: float = BUSY_TIMEOUT_S):
         self.path = Path(path)
+        fresh = not (self.path.is_file() and self.path.stat().st_size > 0)
         self._conn = connect(self.path, create=create, timeout=timeout)
+        self.created = fresh  # this open made the file (writers say "created DB …" once)
         self._lock = threading.RLock()
         self.write_seconds: deque[float] = deque(maxlen=10_000)  # wall time of each committed write
 
@@ -210,17 +221,20 @@ class Store:
 
     def current(self, kind: str, study: str | None = None, annotator: str | None = None) -> list[dict]:
         """Derived state of `kind` as flat rows: for label, verdict and oracle the latest live event
-        per (annotator, item_id, mode, run_key); for note and flag every live event (they add up).
+        per (annotator, item_id, mode, run_key), for adjudication per (annotator, item_id, mode,
+        run_key, of) (`decision` a dict); for note and flag every live event (they add up).
         Payload fields become columns; `run_key` is the run, `event_id` the deciding event."""
-        if kind not in ACT_KINDS:
-            raise UserError(f"no derived state for kind {kind!r} (expected one of {', '.join(ACT_KINDS)})")
+        if kind not in DERIVED_KINDS:
+            raise UserError(f"no derived state for kind {kind!r} (expected one of {', '.join(DERIVED_KINDS)})")
         live = (f"SELECT * FROM events e WHERE kind = :kind AND (:study IS NULL OR study = :study) "
                 f"AND (:ann IS NULL OR annotator = :ann) AND {LIVE}")
         if kind in ADDITIVE_KINDS:
             sql = f"SELECT {_COLUMNS} FROM ({live}) ORDER BY t_us, id"
         else:
+            # an adjudication of labels and one of oracle answers on the same entry both stand
+            of = ", json_extract(payload, '$.of')" if kind == ADJUDICATION else ""
             sql = (f"SELECT {_COLUMNS} FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY annotator, item_id, "
-                   f"mode, run_key ORDER BY t_us DESC, id DESC) AS rn FROM ({live})) WHERE rn = 1 "
+                   f"mode, run_key{of} ORDER BY t_us DESC, id DESC) AS rn FROM ({live})) WHERE rn = 1 "
                    "ORDER BY item_id, mode, run_key, annotator")
         out = []
         for row in self._sql(sql, {"kind": kind, "study": study, "ann": annotator}):
@@ -271,6 +285,11 @@ class Store:
     def studies(self) -> list[Study]:
         with self._lock:
             return queues.list_studies(self._conn)
+
+    def study_items(self, name: str) -> list[StudyItem]:
+        """The study's entries in the builder's order (not any annotator's)."""
+        with self._lock:
+            return queues.study_items(self._conn, name)
 
     def annotator_queue(self, study: str, annotator: str) -> list[QueueEntry]:
         """The annotator's shuffled queue (from seed + annotator name), recorded on first request;

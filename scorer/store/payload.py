@@ -25,11 +25,15 @@ from scorer.model import MODES, X_LABELS, Y_LABELS
 DECISION_KINDS = ("label", "verdict", "oracle")  # per (annotator, item, mode, run) the latest live one stands
 ADDITIVE_KINDS = ("note", "flag")  # every live one counts
 ACT_KINDS = DECISION_KINDS + ADDITIVE_KINDS  # the kinds an annotator acts with
-KINDS = (*ACT_KINDS, "undo")  # an undo only cancels one act
+ADJUDICATION = "adjudication"  # a decision on an entry where annotators (or they and the judge) disagree
+ADJUDICATED_KINDS = ("label", "verdict", "oracle")  # what an adjudication decides: its payload's "of"
+DERIVED_KINDS = (*ACT_KINDS, ADJUDICATION)  # the kinds with a derived current state (Store.current)
+KINDS = (*ACT_KINDS, ADJUDICATION, "undo")  # an undo only cancels one act
 FLAGS = ("ambiguous", "leakage", "bad_media", "wrong_gold", "wrong_label", "other")
 # Every key a payload of each kind may have (the derived-state rows get one column per key).
 PAYLOAD_FIELDS = {"label": ("x", "y"), "verdict": ("verdict",), "oracle": ("choice", "rotation", "answer", "seconds"),
-                  "note": ("text",), "flag": ("flag", "text"), "undo": ("target",)}
+                  "note": ("text",), "flag": ("flag", "text"), ADJUDICATION: ("of", "decision", "reason"),
+                  "undo": ("target",)}
 MAX_TEXT = 20_000
 MAX_NAME = 200
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -143,10 +147,28 @@ def validate_payload(kind: Any, payload: Any, mode: str | None, run_key: str | N
         if payload.get("text") is not None:
             out["text"] = _text(payload["text"], kind, "text", allow_empty=True)
         return out
+    if kind == ADJUDICATION:
+        return _adjudication(payload, mode, run_key)
     _keys(payload, kind, ("target",))
     if not isinstance(payload["target"], str) or not _UID_HEX.match(payload["target"]):
         raise UserError("undo payload: 'target' must be the uid (64 hex digits) of the event it cancels")
     return {"target": payload["target"]}
+
+
+def _adjudication(payload: Mapping, mode: str | None, run_key: str | None) -> dict:
+    """{"of": kind, "decision": <a valid payload of that kind>, "reason": text} (DESIGN §4); the
+    reason may be empty, and is "" when absent."""
+    _keys(payload, ADJUDICATION, ("of", "decision"), ("reason",))
+    of = payload["of"]
+    if of not in ADJUDICATED_KINDS:
+        raise UserError(f"adjudication payload: 'of' must be one of {', '.join(ADJUDICATED_KINDS)}, got {of!r}")
+    try:
+        decision = validate_payload(of, payload["decision"], mode, run_key)
+    except UserError as err:
+        raise UserError(f"adjudication payload: 'decision': {err}") from None
+    reason = payload.get("reason")
+    reason = "" if reason is None else _text(reason, ADJUDICATION, "reason", allow_empty=True)
+    return {"of": of, "decision": decision, "reason": reason}
 
 
 def _oracle(payload: Mapping, mode: str | None) -> dict:

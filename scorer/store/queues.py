@@ -18,12 +18,12 @@ from typing import Any
 
 from scorer.errors import UserError
 from scorer.model import MODES
-from scorer.store.payload import DECISION_KINDS, check_identity, is_int, now_ts, refuse_secrets
+from scorer.store.payload import ADJUDICATION, DECISION_KINDS, check_identity, is_int, now_ts, refuse_secrets
 from scorer.store.schema import LIVE, immediate
 
-STUDY_KINDS = ("agreement", "oracle", "labels")
+STUDY_KINDS = ("agreement", "oracle", "labels", "adjudicate")
 # The event kind that completes one queue entry of each study kind.
-STUDY_EVENT = {"agreement": "verdict", "oracle": "oracle", "labels": "label"}
+STUDY_EVENT = {"agreement": "verdict", "oracle": "oracle", "labels": "label", "adjudicate": ADJUDICATION}
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +143,14 @@ def list_studies(conn: sqlite3.Connection) -> list[Study]:
     return [_study_row(r) for r in conn.execute(_STUDY_SQL + " ORDER BY s.created, s.name")]
 
 
+def study_items(conn: sqlite3.Connection, name: str) -> list[StudyItem]:
+    """The study's entries in the builder's order (positions 1..n)."""
+    get_study(conn, name)
+    rows = conn.execute("SELECT position, item_id, mode, run_key, stratum FROM study_items WHERE study = ? "
+                        "ORDER BY position", (name,))
+    return [StudyItem(*r) for r in rows]
+
+
 def shuffled_positions(seed: int, annotator: str, n: int) -> list[int]:
     """The annotator's order of study positions 1..n: a function of seed and annotator name only."""
     order = list(range(1, n + 1))
@@ -223,7 +231,7 @@ def reveal(conn: sqlite3.Connection, name: str, annotator: str | None = None) ->
 EXPORT_FIELDS = ("study", "kind", "annotator", "position", "blind_id", "item_id", "mode", "stratum",
                  "answer", "rotation", "seconds", "x", "y", "flag", "text", "ts", "event_id")
 REVEAL_FIELDS = ("run", "item_position")
-_KIND_ORDER = {**dict.fromkeys(DECISION_KINDS, 0), "note": 1, "flag": 2}  # an entry's answer first
+_KIND_ORDER = {**dict.fromkeys(DECISION_KINDS, 0), ADJUDICATION: 0, "note": 1, "flag": 2}  # an entry's answer first
 
 
 def answer_rows(study: Study, order: list[dict[str, Any]], acts: list[dict[str, Any]],
@@ -231,13 +239,16 @@ def answer_rows(study: Study, order: list[dict[str, Any]], acts: list[dict[str, 
     """Export rows (EXPORT_FIELDS, + REVEAL_FIELDS with `reveal`) of a study, from its blinding map
     (`reveal` rows), the current acts of its kind and its live notes and flags (derived-state rows),
     in (annotator, position) order. Without `reveal` the run stays hidden: rows carry the blind id
-    only. `x`/`y` are label lists joined with "+" (e.g. "X2+X3")."""
+    only. `x`/`y` are label lists joined with "+" (e.g. "X2+X3"). An adjudication's row carries its
+    decision in the answer columns and its reason in `text`."""
     where = {(r["annotator"], r["item_id"], r["mode"], r["run_key"]): r for r in order}
     tagged = ([(STUDY_EVENT[study.kind], ev) for ev in acts]
               + [("flag" if "flag" in ev else "note", ev) for ev in remarks])
     rows = []
     for kind, ev in tagged:
         pos = where.get((ev["annotator"], ev["item_id"], ev["mode"], ev["run_key"]))
+        if kind == ADJUDICATION:
+            ev = {**ev, **(ev.get("decision") or {}), "text": ev.get("reason")}
         row = {
             "study": study.name, "kind": kind, "annotator": ev["annotator"],
             "position": pos["position"] if pos else None, "blind_id": pos["blind_id"] if pos else None,

@@ -145,8 +145,11 @@ def plan_agreement(bench: Benchmark, runs: Sequence[Run], per_cell: tuple[int, i
         raise UserError("an agreement study needs at least one method (--methods A,B)")
     backbone, chosen = resolve_methods(runs, methods, mode, backbone, names)
     answered: dict[str, set[str]] = {k: set() for k in chosen.values()}
+    scores: dict[tuple[str, str], float | None] = {}
     for run, p, item in Joiner(bench).pairs([r for r in runs if r.key in answered and r.mode == mode]):
         answered[run.key].add(item.item_id)
+        judge = p.judge
+        scores.setdefault((run.key, item.item_id), judge if judge is not None and judge == judge else None)
     both = set.intersection(*answered.values())
     items = [it for it in bench.items(mode) if it.item_id in both]
     if not items:
@@ -155,7 +158,9 @@ def plan_agreement(bench: Benchmark, runs: Sequence[Run], per_cell: tuple[int, i
     entries = tuple((item_id, mode, key, cell) for item_id, cell in picks for key in chosen.values())
     params = {"per_cell": list(per_cell), "methods": list(methods), "backbone": backbone, "mode": mode,
               "bench": bench.name, "strata": strata, "blind": True, "show_judge_after": bool(show_judge),
-              "eligible_items": len(items)}
+              "eligible_items": len(items),
+              # the judge's score of each entry, in entry order: `study list` shows κ so far from it
+              "judge_scores": [scores.get((key, item_id)) for item_id, _, key, _ in entries]}
     return StudyPlan("agreement", seed, params, entries, tuple(shortfalls))
 
 

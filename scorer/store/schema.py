@@ -169,7 +169,7 @@ def connect(path: str | Path, create: bool = True, timeout: float = BUSY_TIMEOUT
     existed = path.is_file() and path.stat().st_size > 0
     if not path.exists():
         if not create:
-            raise UserError(f"{path}: no such annotation database")
+            raise UserError(f"{path}: no such annotation database (nothing was created; check the path)")
         if not path.parent.is_dir():
             raise UserError(f"{path}: cannot create the database: folder {path.parent} does not exist")
     else:

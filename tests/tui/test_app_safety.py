@@ -67,7 +67,7 @@ async def test_compare_screen_shows_predictions_literally(bench):
         await pilot.press("2", "enter")
         await settle(pilot)
         # one run only: side by side needs two, and says so instead of failing
-        await pilot.press("s")
+        await pilot.press("S")
         await settle(pilot)
         assert type(app.screen).__name__ == "ItemScreen"
         no_raw_escape(app)

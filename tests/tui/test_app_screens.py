@@ -76,15 +76,18 @@ async def test_items_filters_each_key(tmp_path):
             assert items.keys == want and table.row_count == len(want)
             assert f"{len(want)} of {len(st.rows)} items" in screen_text(app)
 
-        await check(["t"], Filter(task=st.tasks[0]))
-        await check(["c", "x", "x"], Filter(x=X_LABELS[1]))
-        await check(["c", "y", "y", "y"], Filter(y=Y_LABELS[2]))
-        await check(["m"], Filter(y="Y3", mode="mcq"))
-        await check(["c", "a", "a"], Filter(answerable=False))
-        await check(["c", "w"], Filter(wrong_run=st.run_refs[0].index))
-        await check(["c", "n"], Filter(annotated=True))
-        await check(["n"], Filter(annotated=False))
-        await check(["c", "j"], Filter(disagree=True))
+        await check(["t", "enter"], Filter())  # the task picker: its first entry is "any task"
+        await check(["t", *st.tasks[0], "enter"], Filter(task=st.tasks[0]))
+        await check(["backspace", "x", "x"], Filter(x=X_LABELS[1]))  # keys: tui/keymap.py
+        await check(["backspace", "y", "y", "y"], Filter(y=Y_LABELS[2]))
+        await check(["M"], Filter(y="Y3", mode="mcq"))
+        await check(["backspace", "A", "A"], Filter(answerable=False))
+        ref = st.run_refs[0]  # the run picker: typed words narrow it
+        await check(["backspace", "w", *f"{ref.display} {ref.backbone} {ref.mode}", "enter"],
+                    Filter(wrong_run=ref.index, run=ref.index))
+        await check(["backspace", "h"], Filter(annotated=True))
+        await check(["h"], Filter(annotated=False))
+        await check(["backspace", "j"], Filter(disagree=True))
         assert items.keys, "the demo's annotations disagree with the judge somewhere"
         for key in items.keys:  # each shown row really has a human verdict the judge contradicts
             verdicts = [v for v in st.store.verdicts() if (v["item_id"], v["mode"]) == key
@@ -93,7 +96,7 @@ async def test_items_filters_each_key(tmp_path):
             assert any(preds[v["run_key"]].judge is not None and
                        (preds[v["run_key"]].judge >= 0.5) != (v["verdict"] == "accept") for v in verdicts)
         # search: typing waits for a pause, Enter applies at once, Escape clears
-        await pilot.press("c", "slash", *"bookcase")
+        await pilot.press("backspace", "slash", *"bookcase")
         await pilot.press("enter")
         await settle(pilot)
         assert items.filter == Filter(text="bookcase") and items.keys
@@ -148,9 +151,9 @@ async def test_item_screen_keys(tmp_path):
         await pilot.press("e")
         await settle(pilot)
         assert item.active_panel().view == "retrieved"
-        # b: the other backbone's runs
+        # B: the other backbone's runs
         before = item.backbone
-        await pilot.press("b")
+        await pilot.press("B")
         await settle(pilot)
         tabs = item.query_one("#runs", Tabs)  # a new tab bar for the other backbone's runs
         assert item.backbone != before and item.active_panel().ref.backbone == item.backbone
@@ -198,7 +201,7 @@ async def test_side_by_side_shows_captions_for_the_text_run(tmp_path):
     app = demo_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await open_item(pilot, Y3_ITEM)
-        await pilot.press("s")
+        await pilot.press("S")
         await settle(pilot)
         cmp = app.screen
         assert isinstance(cmp, CompareScreen)
@@ -208,13 +211,13 @@ async def test_side_by_side_shows_captions_for_the_text_run(tmp_path):
         right_side = cmp.query_one("#cmp-side-1")
         assert right_side.query(".clue-caption") and not right_side.query(".thumb")  # captions, no images
         assert cmp.query_one("#cmp-side-0").query(".thumb")
-        await pilot.press("w")
+        await pilot.press("W")
         await settle(pilot)
         assert [refs[i].display for i in cmp.sides] == ["FC(T)", "FC(V)"]
-        await pilot.press("l")
+        await pilot.press("less_than_sign")
         await settle(pilot)
         assert refs[cmp.sides[0]].display != "FC(T)"
-        await pilot.press("r")
+        await pilot.press("greater_than_sign")
         await settle(pilot)
         await pilot.press("escape")
         assert isinstance(app.screen, ItemScreen)
@@ -224,7 +227,7 @@ async def test_export_case_card_writes_files_and_says_where(tmp_path):
     app = demo_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await open_item(pilot, Y3_ITEM)
-        await pilot.press("x")
+        await pilot.press("E")
         await settle(pilot)
         folder = tmp_path / "exports" / "Collectibles_Shelf_Assistant_6_mcq"
         assert (folder / "case.md").is_file() and (folder / "case.tex").is_file()
@@ -248,10 +251,10 @@ async def test_scores_screen_shows_the_scorer_matrices(tmp_path):
         row = next(r for r in report.section("matrix").data if r["backbone"] == "gpt-5.4-mini"
                    and r["display"] == "FC(T)" and r["agg"] == "cell" and r["x"] == "X1" and r["y"] == "Y1"
                    and r["metric"] == "em")
-        line = next(line for line in text.splitlines() if "│Y1" in line and "│ X1 │ EM" in line)
+        line = next(line for line in text.splitlines() if line.split()[:3] == ["Y1", "X1", "EM"])
         assert f"{row['value']:.4f}" in line
         tables = len(app.screen.query(".score-table"))
-        await pilot.press("r")
+        await pilot.press("R")
         await settle(pilot)
         assert len(app.screen.query(".score-table")) == tables
 
@@ -295,7 +298,7 @@ async def test_key_bar_lists_the_screen_keys(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await open_item(pilot, Y3_ITEM)
         bar = "\n".join(screen_text(app).splitlines()[-3:])
-        for word in ("esc Back", "n Next", "] Next run", "e Retr/Deliv", "g Go to round", "x Export card"):
+        for word in ("esc Back", "n Next", "] Next run", "e Retr/Deliv", "g Go to round", "E Export card"):
             assert word in bar
 
 

@@ -448,7 +448,7 @@ async def test_the_rendered_item_screen_shows_the_scorers_values(demo, truth):
                     seen.add((key, ref.backbone, ref.display))
                     await pilot.press("right_square_bracket")
                     await pilot.pause()
-                await pilot.press("b")
+                await pilot.press("B")  # the next backbone
                 await pilot.pause()
             app.pop_screen()
             await settle(pilot)

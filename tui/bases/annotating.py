@@ -11,12 +11,13 @@ when it shows an item and provides `item` and `active_panel()` (whose `.ref` is 
 from __future__ import annotations
 
 from rich.text import Text
-from textual.binding import Binding
 from textual.widgets import Static
 
 from scorer.errors import UserError
 from scorer.model import Item
+from tui.acts import act_text, payload_text
 from tui.bases.screen import BaseScreen
+from tui.keymap import bind
 from tui.messages import AnnotationSaved
 from tui.modals.flag import FlagDialog, Flagged
 from tui.modals.labels import LabelDialog, Labels
@@ -64,6 +65,12 @@ def annotation_text(state, item: Item) -> Text:
     if notes:
         out.append("\nlast note: ", style="dim")
         out.append_text(safe(notes[-1]["text"], "dim", one_line=True))
+    # your own acts here in full: every note's text and every flag with its reason
+    for kind, rows_ in (("note", notes), ("flag", flags)):
+        mine_ = [r for r in rows_ if r["annotator"] == me]
+        if mine_:
+            out.append(f"\nyour {kind}s  ", style="bold")
+            out.append_text(safe(" · ".join(payload_text(kind, r) for r in mine_), one_line=True))
     return out
 
 
@@ -71,15 +78,11 @@ class AnnotatingScreen(BaseScreen):
     # Not in the key bar (the Item screen's own keys fill it): the annotation panel lists these keys,
     # and the help screen and the command palette show them with their descriptions.
     BINDINGS = [
-        Binding("l", "relabel", "Relabel", show=False, tooltip="set your X / Y labels for this item",
-                id="annotate.relabel"),
-        Binding("v", "verdict", "Verdict", show=False,
-                tooltip="accept / reject / borderline the open run's prediction", id="annotate.verdict"),
-        Binding("N", "item_note", "Note", show=False, tooltip="write a note on this item", id="annotate.note"),
-        Binding("f", "item_flag", "Flag", show=False,
-                tooltip="flag this item (ambiguous, leakage, bad media, wrong gold, …)", id="annotate.flag"),
-        Binding("u", "item_undo", "Undo", show=False, tooltip="undo your last act made on this screen",
-                id="annotate.undo"),
+        bind("annotate.relabel", "relabel", show=False),
+        bind("annotate.verdict", "verdict", show=False),
+        bind("annotate.note", "item_note", show=False),
+        bind("annotate.flag", "item_flag", show=False),
+        bind("annotate.undo", "item_undo", show=False),
     ]
 
     def __init__(self, *args, **kw) -> None:
@@ -153,7 +156,7 @@ class AnnotatingScreen(BaseScreen):
 
         def done(text: str | None) -> None:
             if text is not None:
-                self._write(Text.assemble("note ", safe(text, one_line=True)),
+                self._write(safe(act_text("note", {"text": text}), one_line=True),
                             lambda s: s.note(self.state.annotator, item.item_id, text))
 
         self.app.push_screen(NoteDialog(self._where()), done)
@@ -164,7 +167,8 @@ class AnnotatingScreen(BaseScreen):
         def done(result: Flagged | None) -> None:
             if result is not None:
                 flag, text = result
-                self._write(Text(f"flag {flag}"), lambda s: s.flag(self.state.annotator, item.item_id, flag, text))
+                self._write(safe(act_text("flag", {"flag": flag, "text": text}), one_line=True),
+                            lambda s: s.flag(self.state.annotator, item.item_id, flag, text))
 
         self.app.push_screen(FlagDialog(self._where()), done)
 
@@ -177,8 +181,12 @@ class AnnotatingScreen(BaseScreen):
                 store.undo(self.state.annotator, event_id)
             except UserError:
                 continue  # already undone (e.g. from another screen): try the one before
-            self.saved_line = Text.assemble(("↶ undone ", "bold yellow"), f"{ev.kind} on ",
-                                            safe(ev.item_id, one_line=True))
+            what = act_text(ev.kind, dict(ev.payload))
+            if ev.kind == "verdict":  # which run's prediction it was about
+                names = {ref.key: ref.display for ref, _ in self.state.predictions(self.item)}
+                what += f" on {names.get(ev.run_key, ev.run_key)}"
+            self.saved_line = Text.assemble(("↶ undone ", "bold yellow"), safe(what, one_line=True), " · ",
+                                            safe(ev.item_id, one_line=True), (f" (event {ev.id})", "dim"))
             self.post_message(AnnotationSaved())
             self.state.refresh_rows()
             self.refresh_annotations()

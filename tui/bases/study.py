@@ -1,7 +1,14 @@
 """What the three Study screens share: the queue header, progress bar, the line that says an act was
-saved (only after the store has committed it), undo of the last act, notes and flags, browsing the
-queue, and leaving. Each kind (tui/screens/study_agreement.py, study_oracle.py, study_labels.py)
-renders its entry and turns its keys into one payload for `commit`.
+saved (only after the store has committed it), the entry's trace (every act of yours on it, read
+from the store), undo of the last act (named exactly), notes and flags, browsing the queue, and
+leaving. Each kind (tui/screens/study_agreement.py, study_oracle.py, study_labels.py) renders its
+entry and turns its keys into one payload for `commit`.
+
+Nothing is discarded silently: a kind whose choice can be made and not yet saved (labels toggled,
+an answer typed) says so in `pending()`; moving to another entry, leaving the study or quitting the
+app then asks first (save / discard / stay: tui/modals/pending.py). A key pressed again before the
+next entry shows says "already saved", and answering an entry again with the answer it has writes
+nothing and says so.
 """
 
 from __future__ import annotations
@@ -10,24 +17,26 @@ import time
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Input, ProgressBar, Static
 
 from scorer.errors import UserError
+from tui.acts import act_text
 from tui.bases.screen import BaseScreen
+from tui.keymap import bind, shown_key
 from tui.messages import AnnotationSaved
 from tui.modals.flag import FlagDialog, Flagged
 from tui.modals.note import NoteDialog
+from tui.modals.pending import DISCARD, SAVE, PendingDialog
 from tui.study_session import Saved, StudySession
 from tui.text import safe
 
 # The app's mode keys, hidden from the study screens' key bar (the entry's own keys fill it). Started
 # with --study, the app is for that study only and refuses them (MemscopeApp.action_switch_mode), so a
 # blind or oracle protocol cannot be broken by a key; without --study they switch as usual.
-MODE_KEYS = [Binding(k, f"app.switch_mode('{m}')", show=False, id=f"app.{m}")
-             for k, m in (("1", "overview"), ("2", "items"), ("3", "scores"))]
+MODE_KEYS = [bind(f"app.{m}", f"app.switch_mode('{m}')", show=False) for m in ("overview", "items", "scores")]
 LATENCY_KEEP = 10_000
+ALREADY_WINDOW_S = 3.0  # a key within this long after a save, before the next entry shows: "already saved"
 
 
 class StudyBody(VerticalScroll, can_focus=False):
@@ -39,22 +48,16 @@ class StudyScreen(BaseScreen):
 
     WHERE = "Study"
     BINDINGS = MODE_KEYS + [
-        Binding("u", "undo", "Undo", tooltip="undo your last act in this study (answer, note or flag)",
-                id="study.undo"),
-        Binding("n", "note", "Note", tooltip="write a note on this entry", id="study.note"),
-        Binding("f", "flag", "Flag", tooltip="flag this entry (ambiguous, leakage, bad media, wrong gold, …)",
-                id="study.flag"),
-        Binding("right_square_bracket", "browse(1)", "Next", key_display="]",
-                tooltip="the next entry of your queue (to review; answering again replaces your answer)",
-                id="study.next"),
-        Binding("left_square_bracket", "browse(-1)", "Prev", key_display="[", tooltip="the previous entry",
-                id="study.prev"),
-        Binding("escape", "leave", "Leave", key_display="esc", tooltip="leave the study (your place is kept)",
-                id="study.leave"),
-        Binding("down", "scroll(1)", "Scroll down", show=False, id="scroll.down"),
-        Binding("up", "scroll(-1)", "Scroll up", show=False, id="scroll.up"),
-        Binding("pagedown", "scroll(10)", show=False, id="scroll.page-down"),
-        Binding("pageup", "scroll(-10)", show=False, id="scroll.page-up"),
+        bind("study.undo", "undo"),
+        bind("study.note", "note"),
+        bind("study.flag", "flag"),
+        bind("study.next", "browse(1)"),
+        bind("study.prev", "browse(-1)"),
+        bind("study.leave", "leave"),
+        bind("scroll.down", "scroll(1)", show=False),
+        bind("scroll.up", "scroll(-1)", show=False),
+        bind("scroll.page-down", "scroll(10)", show=False, description=""),
+        bind("scroll.page-up", "scroll(-10)", show=False, description=""),
     ]
     KIND = ""
     AUTO_FOCUS = ""  # nothing focused: every key reaches the screen's bindings (a text box would eat them)
@@ -66,6 +69,8 @@ class StudyScreen(BaseScreen):
         self.latencies: list[float] = []  # key handled → "saved" painted, seconds
         self._t_key: float | None = None
         self.ready = False  # the current entry is painted and may be answered
+        self.last_saved: tuple[Saved, Text, float] | None = None  # the last answer saved, its words, when
+        self._asking = False  # a save / discard / stay question is open
 
     # -- layout ------------------------------------------------------------------------------------
     def body(self) -> ComposeResult:
@@ -75,6 +80,7 @@ class StudyScreen(BaseScreen):
             yield Static(id="study-count")
         with Horizontal(id="study-main"):
             with StudyBody(id="study-body"):
+                yield Static(id="study-trace", classes="study-block")
                 yield from self.entry_widgets()
             yield from self.side_widgets()
         yield Static(id="study-keys")
@@ -97,6 +103,7 @@ class StudyScreen(BaseScreen):
         self.query_one("#study-progress", ProgressBar).update(total=max(1, s.total), progress=s.n_done)
         self.query_one("#study-count", Static).update(Text(f" {s.n_done}/{s.total} done", style="bold"))
         await self.render_entry()
+        self.show_trace()
         self.query_one("#study-keys", Static).update(self.keys_text())
         self.query_one("#study-body", StudyBody).scroll_home(animate=False)
         self.shown_at = time.monotonic()
@@ -122,44 +129,162 @@ class StudyScreen(BaseScreen):
     def keys_text(self) -> Text:  # pragma: no cover - every kind overrides it
         return Text()
 
-    def where_text(self) -> Text:
-        e = self.session.entry
+    def key_shown(self, binding_id: str) -> str:
+        return shown_key(binding_id, getattr(self.app, "user_keys", None))
+
+    def common_keys_text(self, clear: bool = False) -> tuple:
+        """The keys every kind has, as Text.assemble parts, from the key map (remapping included)."""
+        parts: list = []
+        ids = ((("labels.clear", "clear"),) if clear else ()) + (
+            ("study.undo", "undo"), ("study.note", "note"), ("study.flag", "flag"))
+        for binding_id, word in ids:
+            parts += [(self.key_shown(binding_id), "bold"), f" {word}  "]
+        parts += [(f"{self.key_shown('study.next')}/{self.key_shown('study.prev')}", "bold"), " next/prev entry"]
+        return tuple(parts)
+
+    def where_text(self, entry=None) -> Text:
+        e = entry or self.session.entry
         return Text.assemble(safe(e.blind_id, "bold", one_line=True), f" (entry {e.position})")
+
+    def show_trace(self) -> None:
+        """Every act of yours on this entry, from the store: the answer standing, notes, flags."""
+        box = self.query_one("#study-trace", Static)
+        try:
+            acts = self.session.trace()
+        except UserError as err:
+            box.update(Text(f"cannot read your acts on this entry: {err}", style="bold red"))
+            box.display = True
+            return
+        if not acts:
+            box.update(Text(""))
+            box.display = False
+            return
+        answer_kind = self.session.event_kind
+        latest = max((ev.id for ev in acts if ev.kind == answer_kind), default=None)
+        out = Text("your acts on this entry", style="bold underline")
+        for ev in acts:
+            replaced = ev.kind == answer_kind and ev.id != latest
+            out.append("\n· ", style="dim" if replaced else "")
+            out.append_text(safe(act_text(ev.kind, dict(ev.payload)), "dim" if replaced else "bold"))
+            out.append(f"  (event {ev.id}, {ev.ts[:19].replace('T', ' ')})", style="dim")
+            if replaced:
+                out.append(" replaced by a later answer", style="dim italic")
+        box.update(out)
+        box.display = True
 
     def saved_text(self, saved: Saved) -> Text:
         """What the saved line says about an answer (kinds add e.g. the judge or the gold labels)."""
         return Text(self.describe(saved.payload))
 
     def describe(self, payload: dict) -> str:
-        return ", ".join(f"{k} {v}" for k, v in payload.items())
+        """The study's answer in words (an answer's payload, not a note or a flag)."""
+        return act_text(self.session.event_kind, payload)
+
+    # -- what is chosen and not yet saved --------------------------------------------------------------
+    def pending(self) -> Text | None:
+        """The choice made on this entry and not saved (kinds that have one override this), or None."""
+        return None
+
+    def pending_savable(self) -> bool:
+        """Whether the pending choice is complete enough to save as it is."""
+        return False
+
+    async def save_pending(self, then=None) -> bool:
+        """Save the pending choice (kinds that have one override this); True once it is saved."""
+        return False
+
+    def discard_pending(self) -> None:
+        """Forget the pending choice (kinds that have one override this)."""
+
+    def ask_pending(self, going: str, go) -> bool:
+        """If a choice is pending, ask save / discard / stay before `go()` (an async callable taking
+        whether the choice was saved); True if it asked. `going` says where to, for the question."""
+        what = self.pending()
+        if what is None:
+            return False
+        if self._asking:
+            return True
+
+        async def answered(choice: str | None) -> None:
+            self._asking = False
+            if choice == SAVE:
+                if await self.save_pending(then="stay"):
+                    await go(True)
+            elif choice == DISCARD:
+                self.discard_pending()
+                line = Text("✗ discarded (not saved) ", style="bold yellow")
+                line.append_text(what)
+                line.append(" on ")
+                line.append_text(self.where_text())
+                self.query_one("#study-saved", Static).update(line)
+                await go(False)
+
+        self._asking = True
+        self.app.push_screen(PendingDialog(what, self.where_text(), going, self.pending_savable()), answered)
+        return True
 
     # -- writing -----------------------------------------------------------------------------------
     def mark_key(self) -> None:
         self._t_key = time.perf_counter()
 
-    async def commit(self, payload: dict) -> Saved | None:
+    async def commit(self, payload: dict, then: str = "next") -> Saved | None:
         """Write the answer; once the store has committed it, say "saved" (painted first, on its
-        own), then show the next entry. Keys that answer are ignored until that entry is painted,
-        so a typed-ahead key never answers an entry nobody has seen."""
+        own), then show the next open entry (`then="stay"`: this one). Keys that answer are ignored
+        until that entry is painted, so a typed-ahead key never answers an entry nobody has seen:
+        such a key says "already saved" about the answer it followed. An answer equal to the one the
+        entry has is not written again: the line says it is already saved."""
         if not self.ready:
-            self.app.bell()
+            self._already_saved()
             return None
         t0 = self._t_key if self._t_key is not None else time.perf_counter()
         self._t_key = None
+        same = self.session.same_as_current(payload)
+        if same is not None:
+            line = Text("✓ already saved ", style="bold green")
+            line.append_text(self.where_text())
+            line.append(" · ")
+            line.append_text(safe(self.describe(payload), one_line=True))
+            line.append(f" (event {same['event_id']}) — unchanged, nothing written", style="dim")
+            line.no_wrap, line.overflow = True, "ellipsis"
+            self.query_one("#study-saved", Static).update(line)
+            if then == "next":
+                await self.action_browse(1, ask=False)
+            return None
         try:
             saved = self.session.answer(payload)
         except UserError as err:
             self.query_one("#study-saved", Static).update(Text(f"✗ NOT saved: {err}", style="bold red"))
             self.notify(str(err), severity="error", markup=False)
             return None
-        self._saved_line(saved, self.saved_text(saved))
-        self.session.advance()
+        what = self.saved_text(saved)
+        self._saved_line(saved, what)
+        self.last_saved = (saved, what, time.monotonic())
+        if then == "next":
+            self.session.advance()
         self.ready = False
         self.call_after_refresh(self._painted, t0)
         self.call_after_refresh(self._show_next)
         return saved
 
+    def _already_saved(self) -> None:
+        """A key that would answer before the next entry is painted: say what was saved, not just beep."""
+        self.app.bell()
+        if self.last_saved is None or time.monotonic() - self.last_saved[2] > ALREADY_WINDOW_S:
+            self.notify("Not ready: the entry is still being shown.", timeout=1.5)
+            return
+        saved, what, _ = self.last_saved
+        line = Text("✓ already saved ", style="bold green")
+        line.append_text(self.where_text(saved.entry))
+        line.append(" · ")
+        line.append_text(what)
+        line.append(f" (event {saved.event_id}) — that key was not taken: the next entry is not shown yet",
+                    style="dim")
+        line.no_wrap, line.overflow = True, "ellipsis"
+        self.query_one("#study-saved", Static).update(line)
+
     async def _show_next(self) -> None:
+        if not self.is_attached:  # left the study meanwhile (saved on the way out)
+            return
         await self.show_entry()
         self.call_after_refresh(self._set_ready)
 
@@ -183,19 +308,33 @@ class StudyScreen(BaseScreen):
     # -- actions -----------------------------------------------------------------------------------
     async def action_undo(self) -> None:
         try:
-            done = self.session.undo()
+            target = self.session.last_act()  # what `u` was pressed for, even if the choice is saved first
+        except UserError as err:
+            self.notify(str(err), severity="error", markup=False)
+            return
+
+        async def go(_saved: bool) -> None:
+            await self._undo(target)
+
+        if not self.ask_pending("undoing your last act", go):
+            await self._undo(target)
+
+    async def _undo(self, target) -> None:
+        try:
+            done = self.session.undo(target) if target is not None else None
         except UserError as err:
             self.notify(str(err), severity="error", markup=False)
             return
         if done is None:
             self.notify("Nothing of yours to undo in this study.", timeout=2)
             return
-        act, _ = done
+        act, undo = done
         line = Text("↶ undone ", style="bold yellow")
-        line.append(f"{act.kind} ")
-        line.append_text(safe(self.describe(dict(act.payload)), one_line=True))
+        line.append_text(safe(act_text(act.kind, dict(act.payload)), one_line=True))
         line.append(" on ")
-        line.append_text(self.where_text())
+        line.append_text(self.where_text())  # the session went to the act's entry
+        line.append(f" (event {act.id}, undo event {undo.id})", style="dim")
+        line.no_wrap, line.overflow = True, "ellipsis"
         self.query_one("#study-saved", Static).update(line)
         self.post_message(AnnotationSaved())
         await self.show_entry()
@@ -206,7 +345,7 @@ class StudyScreen(BaseScreen):
     def _noted(self, text: str | None) -> None:
         if text is None:
             return
-        self._extra(lambda: self.session.note(text), Text.assemble("note ", safe(text, one_line=True)))
+        self._extra(lambda: self.session.note(text), safe(act_text("note", {"text": text}), one_line=True))
 
     def action_flag(self) -> None:
         self.app.push_screen(FlagDialog(self.where_text()), self._flagged)
@@ -215,10 +354,7 @@ class StudyScreen(BaseScreen):
         if result is None:
             return
         flag, text = result
-        what = Text(f"flag {flag}")
-        if text:
-            what.append(" · ")
-            what.append_text(safe(text, one_line=True))
+        what = safe(act_text("flag", {"flag": flag, "text": text}), one_line=True)
         self._extra(lambda: self.session.flag(flag, text), what)
 
     def _extra(self, write, what: Text) -> None:
@@ -228,14 +364,24 @@ class StudyScreen(BaseScreen):
             self.query_one("#study-saved", Static).update(Text(f"✗ NOT saved: {err}", style="bold red"))
             return
         self._saved_line(saved, what)
+        self.show_trace()
 
-    async def action_browse(self, delta: int) -> None:
-        before = self.session.pos
-        self.session.step(delta)
-        if self.session.pos == before:
+    async def action_browse(self, delta: int, ask: bool = True) -> None:
+        s = self.session
+        target = max(0, min(s.pos + delta, len(s.queue) - 1))
+        if target == s.pos:
             self.notify("End of the queue." if delta > 0 else "Start of the queue.", timeout=1.5)
             return
-        await self.show_entry()
+
+        async def go(_saved: bool) -> None:
+            s.pos = target
+            await self.show_entry()
+            if not self.ready:
+                self.call_after_refresh(self._set_ready)
+
+        if ask and self.ask_pending("the next entry" if delta > 0 else "the previous entry", go):
+            return
+        await go(False)
 
     def action_scroll(self, lines: int) -> None:
         self.query_one("#study-body", StudyBody).scroll_relative(y=lines, animate=False)
@@ -244,7 +390,24 @@ class StudyScreen(BaseScreen):
         if isinstance(self.focused, Input):  # esc in a text box leaves the box, not the study
             self.set_focus(None)
             return
-        if len(self.app.screen_stack) > 1:
-            self.app.pop_screen()
-        else:
-            self.app.switch_mode("overview")
+
+        async def go(_saved: bool) -> None:
+            if len(self.app.screen_stack) > 1:
+                self.app.pop_screen()
+            else:
+                self.app.switch_mode("overview")
+
+        if not self.ask_pending("leaving the study", go):
+            self.call_later(go, False)
+
+
+def pending_study_screens(app) -> list[StudyScreen]:
+    """The study screens, in any mode's stack, holding a choice not yet saved (the current one first)."""
+    stacks = [app.screen_stack] + [list(s) for s in getattr(app, "_screen_stacks", {}).values()]
+    out: list[StudyScreen] = []
+    for stack in stacks:
+        for screen in reversed(stack):
+            if isinstance(screen, StudyScreen) and screen not in out and screen.is_attached \
+                    and screen.pending() is not None:
+                out.append(screen)
+    return out

@@ -137,8 +137,9 @@ class Player(Protocol):
     def unavailable(self) -> str | None:
         """None when the player can play; otherwise one line saying why not (probes once)."""
 
-    def play(self, clip: Clip) -> None:
-        """Start playing `clip` without waiting; stops whatever was playing. AudioUnavailable if not."""
+    def play(self, clip: Clip, start: float = 0.0) -> None:
+        """Start playing `clip` from `start` seconds without waiting; stops whatever was playing.
+        AudioUnavailable if not."""
 
     def stop(self) -> None: ...
 
@@ -159,6 +160,7 @@ class NullPlayer:
     def __init__(self, reason: str | None = None) -> None:
         self.reason = reason
         self.played: list[Path] = []
+        self.starts: list[float] = []  # where each play began, seconds into the clip
         self.stops = 0
         self._clip: Clip | None = None
         self._until = 0.0
@@ -166,11 +168,12 @@ class NullPlayer:
     def unavailable(self) -> str | None:
         return self.reason
 
-    def play(self, clip: Clip) -> None:
+    def play(self, clip: Clip, start: float = 0.0) -> None:
         if self.reason:
             raise AudioUnavailable(self.reason)
         self.played.append(clip.path)
-        self._clip, self._until = clip, time.monotonic() + clip.duration
+        self.starts.append(start)
+        self._clip, self._until = clip, time.monotonic() + max(0.0, clip.duration - start)
 
     def stop(self) -> None:
         self.stops += 1
@@ -265,12 +268,13 @@ class SoundDevicePlayer:
         self._sd = sd
         return None
 
-    def play(self, clip: Clip) -> None:
+    def play(self, clip: Clip, start: float = 0.0) -> None:
         reason = self.unavailable()
         if reason:
             raise AudioUnavailable(reason)
         try:
-            self._sd.play(clip.samples, clip.rate)  # returns at once; PortAudio plays in its thread
+            first = max(0, min(len(clip.samples), int(start * clip.rate)))
+            self._sd.play(clip.samples[first:], clip.rate)  # returns at once; PortAudio plays in its thread
         except Exception as exc:
             raise AudioUnavailable(f"{NO_DEVICE} ({exc})") from None
 

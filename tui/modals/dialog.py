@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from textual.binding import Binding
 from textual.screen import ModalScreen
+
+from tui.keymap import bind
 
 ResultT = TypeVar("ResultT")
 
@@ -21,7 +22,7 @@ class Dialog(ModalScreen[ResultT | None]):
     """A dialog returning a `ResultT`, or None when cancelled."""
 
     DEFAULT_CSS = _CSS
-    BINDINGS = [Binding("escape", "cancel", "Cancel", id="dialog.cancel")]
+    BINDINGS = [bind("dialog.cancel", "cancel")]
 
     def action_cancel(self) -> None:
         self.dismiss(None)

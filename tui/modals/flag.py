@@ -6,11 +6,11 @@ from typing import NamedTuple
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, Static
 
 from scorer.store import FLAGS
+from tui.keymap import bind
 from tui.modals.dialog import Dialog
 
 FLAG_HELP = {
@@ -31,8 +31,7 @@ class Flagged(NamedTuple):
 class FlagDialog(Dialog[Flagged]):
     """Returns the flag and its comment, or None."""
 
-    BINDINGS = [Binding(str(i + 1), f"pick({i})", f"{i + 1}", show=False, id=f"flag.pick-{i + 1}")
-                for i in range(len(FLAGS))]
+    BINDINGS = [bind(f"flag.pick-{i + 1}", f"pick({i})", show=False) for i in range(len(FLAGS))]  # choice keys
     AUTO_FOCUS = ""  # the digits pick the flag; the comment box takes focus only after that
 
     def __init__(self, where: Text) -> None:

@@ -6,10 +6,10 @@ from typing import NamedTuple
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Static
 
+from tui.keymap import bind
 from tui.modals.dialog import Dialog
 from tui.widgets.labels import definitions, labels_str, toggle_bindings
 
@@ -22,7 +22,7 @@ class Labels(NamedTuple):
 class LabelDialog(Dialog[Labels]):
     """Returns the chosen labels (at least one X and one Y), or None."""
 
-    BINDINGS = toggle_bindings() + [Binding("enter", "save", "Save", id="labels.save")]
+    BINDINGS = toggle_bindings() + [bind("labels.save", "save", description="Save")]
 
     def __init__(self, where: Text, x: set[str], y: set[str]) -> None:
         super().__init__()

@@ -1,6 +1,6 @@
 """Two runs side by side on one item — e.g. FC(V) vs FC(T): each side's answer and score, its chain
 completeness, and the clue chain as that run saw it (a text-only method sees the caption in place
-of each image, so that is what its side shows). Opened from the Item screen (`s`), which picks the
+of each image, so that is what its side shows). Opened from the Item screen (`S`), which picks the
 starting pair (tui.state.default_pair)."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ from __future__ import annotations
 from rich.console import Group
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Static
 
 from scorer.model import Item
 from tui.bases.screen import BaseScreen
 from tui.evidence import run_evidence
+from tui.keymap import bind
 from tui.text import safe
 from tui.widgets.clues import ClueChain
 from tui.widgets.evidence_tables import chain_summary, chain_table
@@ -23,12 +23,8 @@ from tui.widgets.run_panel import answer_text
 
 class CompareScreen(BaseScreen):
     WHERE = "Side by side"
-    BINDINGS = [
-        Binding("escape", "back", "Back", id="back"),
-        Binding("l", "cycle(0)", "Left run", tooltip="show the next run on the left", id="compare.left"),
-        Binding("r", "cycle(1)", "Right run", tooltip="show the next run on the right", id="compare.right"),
-        Binding("w", "swap", "Swap", id="compare.swap"),
-    ]
+    BINDINGS = [bind("back", "back"), bind("compare.left", "cycle(0)"), bind("compare.right", "cycle(1)"),
+                bind("compare.swap", "swap")]  # keys: tui/keymap.py
 
     def __init__(self, key: tuple[str, str], left: int, right: int) -> None:
         super().__init__()

@@ -27,6 +27,7 @@ from scorer.model import Item
 from tui.bases.annotating import AnnotatingScreen
 from tui.casecard import CaseCardError, export_case
 from tui.messages import OpenCompare, OpenRound
+from tui.serve_deliver import deliver
 from tui.state import default_pair
 from tui.text import safe
 from tui.widgets.boxes import BlankColumn, BlankRow, BlankScroll
@@ -82,7 +83,7 @@ class ItemScreen(AnnotatingScreen):  # the annotation keys and panel: tui/bases/
         Binding("p", "step(-1)", "Prev", tooltip="previous item in the Items list", id="item.prev"),
         Binding("right_square_bracket", "run(1)", "Next run", key_display="]", id="item.next-run"),
         Binding("left_square_bracket", "run(-1)", "Prev run", key_display="[", id="item.prev-run"),
-        Binding("b", "backbone", "Backbone", tooltip="show the runs of the next backbone", id="item.backbone"),
+        Binding("B", "backbone", "Backbone", tooltip="show the runs of the next backbone", id="item.backbone"),
         Binding("e", "evidence", "Retr/Deliv", tooltip="switch the evidence list: retrieved ↔ delivered",
                 id="item.evidence"),
         Binding("o", "rotation", "Rotation", tooltip="cycle the MCQ rotation shown", id="item.rotation"),
@@ -90,19 +91,21 @@ class ItemScreen(AnnotatingScreen):  # the annotation keys and panel: tui/bases/
         Binding("C", "clue(-1)", "Prev clue", show=False, id="item.prev-clue"),
         Binding("g", "goto_round", "Go to round", tooltip="open the highlighted clue's round in Session",
                 id="item.goto-round"),
-        Binding("s", "compare", "Side by side", tooltip="two runs side by side (e.g. FC(V) vs FC(T))",
+        Binding("S", "compare", "Side by side", tooltip="two runs side by side (e.g. FC(V) vs FC(T))",
                 id="item.compare"),
-        Binding("x", "export", "Export card", tooltip="write a case card (Markdown + LaTeX) under exports/",
+        Binding("E", "export", "Export card", tooltip="write a case card (Markdown + LaTeX) under exports/",
                 id="item.export"),
     ]
 
-    def __init__(self, keys: list[tuple[str, str]], key: tuple[str, str]) -> None:
+    def __init__(self, keys: list[tuple[str, str]], key: tuple[str, str], run=None) -> None:
+        """`run` (a RunRef, e.g. the run a filter or Scores cell was about): its tab opens first."""
         super().__init__()
         self.keys = keys or [key]
         self.key = key
         self.rotation = 0
         self.view = VIEWS[0]
-        self.backbone: str | None = None
+        self.backbone: str | None = None if run is None else run.backbone
+        self._first_tab: str | None = None if run is None else run.display
         self._tab_ids: list[str] = []  # the tabs shown, in order: "run-<slot>"
         self._chosen: dict = {}  # tab id → (RunRef, Prediction) of the item shown
         self._target: tuple[str, str] | None = None  # where n/p are heading (see action_step)
@@ -129,7 +132,7 @@ class ItemScreen(AnnotatingScreen):  # the annotation keys and panel: tui/bases/
             with BlankColumn(id="method-side"):
                 yield Static(id="runs-head")
                 chosen = self._runs_of(self.item)
-                yield self._tabs(chosen, None)
+                yield self._tabs(chosen, self._first_tab)
                 yield RunPanel(id="run-panel")
                 with Vertical(id="annotation-slot"):
                     yield Static(id="annotation-summary")
@@ -382,5 +385,7 @@ class ItemScreen(AnnotatingScreen):  # the annotation keys and panel: tui/bases/
         except (OSError, CaseCardError) as err:
             self.notify(f"Export failed: {err}", severity="error", markup=False)
             return
-        self.notify("Case card written:\n" + "\n".join(str(p) for p in paths), title="Export",
+        sent = deliver(self.app, paths)  # in a browser (memscope serve): downloaded there as well
+        self.notify("Case card written:\n" + "\n".join(str(p) for p in paths)
+                    + (f"\n({sent} files sent to your browser)" if sent else ""), title="Export",
                     markup=False, timeout=8)

@@ -1,8 +1,16 @@
 """Items: every (item, mode) in one table, with filters and search; Enter opens the item.
 
+Filters (tui.state.Filter, the state the app holds) combine: task / X / Y / mode / answerable, the
+run the list is about (a Scores cell, `w`), how that run failed (`!`: tui.failures' kinds, each
+with its count, plus A right / B wrong, judge ≠ human, flags by kind, notes). `t` and `w` open a
+fuzzy picker (tui/modals/picker.py). `O` / a header click sorts, `I` reverses; `E` writes the case
+cards of every item shown (tui/casecards_batch.py). The header says what is shown and how many.
+
 Thousands of rows: the table is only rebuilt when the filtered key list actually changes (and search
 waits for a pause in typing), every row's cells are built once and cached, and every column has a
-fixed width so Textual never measures cells (DESIGN §9).
+fixed width so Textual never measures cells (DESIGN §9). A rebuild adds the first FIRST_ROWS rows at
+once and the rest a chunk per frame (Textual's add_row costs ~0.1 ms: 10,000 rows at once would be a
+second); a failure filter's kinds are computed once per run, in a thread worker.
 """
 
 from __future__ import annotations
@@ -17,15 +25,32 @@ from textual.widgets import DataTable, Input, Static
 
 from scorer.model import MODES, X_LABELS, Y_LABELS
 from tui.bases.screen import BaseScreen
+from tui.failures import KINDS
 from tui.messages import OpenItem, OpenSearch
-from tui.state import Filter, ItemRow
+from tui.modals.picker import Choice, Picker
+from tui.state import SORT_COLUMNS, Filter, ItemRow, run_label
 from tui.text import cell, safe
 
 SEARCH_DELAY = 0.15  # seconds of quiet typing before the table is filtered
-COLUMNS = (("item", 28), ("mode", 4), ("X", 5), ("Y", 5), ("ans", 3), ("right", 5), ("ann", 3),
+FIRST_ROWS = 120  # rows added at once on a filter change (a screenful and then some); the rest follow
+FILL_CHUNK = 500  # rows added per frame after that
+COLUMNS = (("item", 28), ("mode", 4), ("X", 5), ("Y", 5), ("ans", 3), ("score", 5), ("right", 5), ("ann", 3),
            ("J≠H", 3), ("question", 44))  # widths are reset to fit the ids and the terminal on mount
+HEADER_SORT = {"item": "id", "X": "X", "Y": "Y", "score": "score", "J≠H": "disagreement"}  # a header click
+RIGHT_WRONG = "right-wrong"  # the failure picker's "A right / B wrong" entry
+CLEAR = "clear"
 MAX_ID_WIDTH = 36
 SEP = "\x1f"  # between item id and mode in a row key (cannot occur in ids read from JSON text safely shown)
+
+
+class ItemsTable(DataTable):
+    """Textual's DataTable, with a clear() that costs nothing per old row: Textual 8.2's clear() first
+    rebuilds the line offsets of every row it is about to drop (0.1 s at 10,000 rows); with the rows
+    dropped first there are none to rebuild."""
+
+    def clear(self, columns: bool = False):
+        self.rows.clear()
+        return super().clear(columns)
 
 
 def row_key(key: tuple[str, str]) -> str:
@@ -51,19 +76,26 @@ class ItemsScreen(BaseScreen):
                 id="items.filter-text"),
         Binding("s", "meaning", "Meaning", tooltip="search rounds and items by meaning, jump to a hit",
                 id="search.open"),
-        Binding("t", "cycle('task')", "Task", tooltip="filter by task (cycles)", id="items.filter-task"),
+        Binding("t", "pick_task", "Task", tooltip="filter by task (a fuzzy picker)", id="items.filter-task"),
         Binding("x", "cycle('x')", "X", tooltip="filter by visual granularity X1–X4 (cycles)", id="items.filter-x"),
         Binding("y", "cycle('y')", "Y", tooltip="filter by reasoning depth Y1–Y3 (cycles)", id="items.filter-y"),
-        Binding("m", "cycle('mode')", "Mode", tooltip="MCQ / open (cycles)", id="items.filter-mode"),
-        Binding("a", "cycle('answerable')", "Answerable", tooltip="answerable / abstention controls",
+        Binding("M", "cycle('mode')", "Mode", tooltip="MCQ / open (cycles)", id="items.filter-mode"),
+        Binding("A", "cycle('answerable')", "Answerable", tooltip="answerable / abstention controls",
                 id="items.filter-answerable"),
-        Binding("w", "cycle('wrong_run')", "Wrong by", tooltip="items a given run got wrong (cycles runs)",
+        Binding("w", "pick_wrong", "Wrong by", tooltip="items a run got wrong (a fuzzy picker of runs)",
                 id="items.filter-wrong"),
+        Binding("exclamation_mark", "pick_failure", "Failures", key_display="!",
+                tooltip="how the run failed, with counts (filters combine)", id="items.filter-failure"),
         Binding("j", "toggle_disagree", "J≠H", tooltip="a human verdict disagrees with the judge",
                 id="items.filter-disagree"),
-        Binding("n", "cycle('annotated')", "Annotated", tooltip="annotated or not (cycles)",
+        Binding("h", "cycle('annotated')", "Annotated", tooltip="annotated or not (cycles)",
                 id="items.filter-annotated"),
-        Binding("c", "clear", "Clear", tooltip="clear every filter", id="items.clear"),
+        Binding("backspace", "clear", "Clear", tooltip="clear every filter", id="items.clear"),
+        Binding("O", "sort", "Order by", tooltip="sort by task, id, X, Y, score, judge, disagreement (cycles)",
+                id="items.sort"),
+        Binding("I", "reverse", "Invert order", tooltip="reverse the order", id="items.sort-reverse"),
+        Binding("E", "export_cards", "Export cards", tooltip="case cards of every item shown (Markdown + LaTeX)",
+                id="items.export-cards"),
     ]
 
     filter: reactive[Filter] = reactive(Filter, init=False)
@@ -73,12 +105,15 @@ class ItemsScreen(BaseScreen):
         self.keys: list[tuple[str, str]] = []
         self._cells: dict[tuple[str, str], tuple[Text, ...]] = {}
         self._search_timer: Timer | None = None
+        self._run_shown: int | None = None  # the run whose score the score column shows
+        self._top = False  # the next filter change puts the cursor on the first row (show_filter)
+        self._fill_gen = 0  # which list the table is being filled with (see _fill)
 
     def body(self) -> ComposeResult:
         yield Static(id="filter-bar")
         yield Input(placeholder="search: words in id, question, answer or options (enter: done, esc: clear)",
                     id="search")
-        table = DataTable(id="items-table", cursor_type="row", zebra_stripes=True)
+        table = ItemsTable(id="items-table", cursor_type="row", zebra_stripes=True)
         for name, width in COLUMNS:
             table.add_column(name, width=width, key=name)
         yield table
@@ -100,10 +135,11 @@ class ItemsScreen(BaseScreen):
 
     # -- filtering ---------------------------------------------------------------------------------
     def watch_filter(self) -> None:
-        self._apply()
+        top, self._top = self._top, False
+        self._apply(top=top)
 
-    def _cells_of(self, row: ItemRow) -> tuple[Text, ...]:
-        cells = self._cells.get(row.key)
+    def _cells_of(self, row: ItemRow, run: int | None) -> tuple[Text, ...]:
+        cells = self._cells.get((row.key, run))
         if cells is None:
             it = row.item
             right, known = row.right_count
@@ -113,34 +149,67 @@ class ItemsScreen(BaseScreen):
                 cell(",".join(sorted(it.x)) or "—"),
                 cell(",".join(sorted(it.y)) or "—"),
                 Text("" if it.answerable else "no", style="yellow"),
+                _score_text(row, run),
                 Text(f"{right}/{known}" if known else "—", style=_right_style(right, known)),
                 Text("✎" if row.annotated else ""),
                 Text("≠" if row.disagree else "", style="bold red"),
                 cell(it.question),
             )
-            self._cells[row.key] = cells
+            self._cells[(row.key, run)] = cells
         return cells
 
-    def _apply(self) -> None:
+    def _apply(self, top: bool = False) -> None:
         rows = self.state.filtered(self.filter)
         keys = [r.key for r in rows]
         table = self.query_one(DataTable)
-        if keys != self.keys:
+        run = self.filter.about
+        if keys != self.keys or run != self._run_shown:
             current = self.current_key()
             self.keys = keys
+            self._run_shown = run
+            self._fill_gen += 1  # a fill still under way for the previous list stops
             table.clear()
-            for r in rows:
-                table.add_row(*self._cells_of(r), key=row_key(r.key))
-            if current in keys:
-                table.move_cursor(row=keys.index(current), animate=False)
+            at = keys.index(current) if current in keys and not top else None
+            self._fill(rows, run, self._fill_gen, FIRST_ROWS if at is None else max(FIRST_ROWS, at + FIRST_ROWS))
+            if at is not None:
+                table.move_cursor(row=at, animate=False)
         self._show_filters(len(rows))
+
+    def _fill(self, rows: list[ItemRow], run: int | None, gen: int, upto: int) -> None:
+        """Add rows up to `upto` now; the rest a chunk per frame after this one is painted, so a filter
+        change on 10,000 rows shows its first screenful at once (bench/app_review.py) and a key
+        pressed meanwhile waits for one chunk at most."""
+        if gen != self._fill_gen or not self.is_attached:
+            return
+        table = self.query_one(DataTable)
+        start = table.row_count
+        for r in rows[start:upto]:
+            table.add_row(*self._cells_of(r, run), key=row_key(r.key))
+        if upto < len(rows):
+            self.call_after_refresh(self._fill, rows, run, gen, upto + FILL_CHUNK)
+
+    @property
+    def filling(self) -> bool:
+        """Rows of the current list are still being added (tests and the bench wait for it)."""
+        return self.query_one(DataTable).row_count < len(self.keys)
+
+    def show_filter(self, f: Filter) -> None:
+        """Show `f` (from a Scores cell or the palette), the cursor on the first row."""
+        if f == self.filter:
+            self._apply(top=True)
+        else:
+            self._top = True
+            self.filter = f  # watch_filter applies it, once
+        table = self.query_one(DataTable)
+        table.move_cursor(row=0, animate=False)
+        table.focus()
 
     def _show_filters(self, shown: int) -> None:
         parts = [Text(f"{shown} of {len(self.state.rows)} items", style="bold")]
         for name, value in self.filter.describe(self.state):
             parts.append(Text.assemble("  ", (f"{name}=", "cyan"), safe(value, one_line=True)))
         if len(parts) == 1:
-            parts.append(Text("  no filters (t x y m a w j n, / search, ? help)", style="dim"))
+            parts.append(Text("  no filters (t x y w ! j …, / search, O sort, ? help)", style="dim"))
         self.query_one("#filter-bar", Static).update(Text.assemble(*parts))
 
     def current_key(self) -> tuple[str, str] | None:
@@ -160,10 +229,13 @@ class ItemsScreen(BaseScreen):
             self.filter = f.with_(y=cycle(list(Y_LABELS), f.y))
         elif name == "mode":
             mode = cycle(list(MODES), f.mode)
-            wrong = f.wrong_run
-            if wrong is not None and mode is not None and st.run_refs[wrong].mode != mode:
-                wrong = None
-            self.filter = f.with_(mode=mode, wrong_run=wrong)
+
+            def kept(run):  # a run filter of the other mode would leave nothing
+                return None if run is not None and mode is not None and st.run_refs[run].mode != mode else run
+
+            run = kept(f.run)
+            self.filter = f.with_(mode=mode, wrong_run=kept(f.wrong_run), right_run=kept(f.right_run), run=run,
+                                  failures=f.failures if run is not None else ())
         elif name == "answerable":
             self.filter = f.with_(answerable=cycle([True, False], f.answerable))
         elif name == "annotated":
@@ -175,6 +247,167 @@ class ItemsScreen(BaseScreen):
             if not refs:
                 self.notify("No runs loaded.", severity="warning")
             self.filter = f.with_(wrong_run=cycle(refs, f.wrong_run))
+
+    # -- pickers -----------------------------------------------------------------------------------
+    def _run_choices(self, mode: str | None = None, count=None) -> list[Choice]:
+        refs = self.state.refs_for_mode(mode)
+        return [Choice(f"{r.display} · {r.backbone} · {r.mode}", r.index, None if count is None else count(r.index),
+                       hint=r.method) for r in refs]
+
+    def action_pick_task(self) -> None:
+        st = self.state
+        base = self.filter.with_(task=None)
+        counts = {}
+        for r in st.filtered(base.with_(sort=None)):
+            counts[r.item.task] = counts.get(r.item.task, 0) + 1
+        choices = [Choice("any task", ANY, sum(counts.values()))]
+        choices += [Choice(t, t, counts.get(t, 0)) for t in st.tasks]
+        self.app.push_screen(Picker("Filter by task", choices), self._picked_task)
+
+    def _picked_task(self, task) -> None:
+        if task is not None:
+            self.filter = self.filter.with_(task=None if task is ANY else task)
+
+    def action_pick_wrong(self) -> None:
+        st = self.state
+        if not st.run_refs:
+            self.notify("No runs loaded.", severity="warning")
+            return
+        base = self.filter.with_(wrong_run=None, sort=None)
+        rows = st.filtered(base)
+        choices = [Choice("any run", ANY)] + self._run_choices(
+            self.filter.mode, lambda i: sum(1 for r in rows if r.wrong(i)))
+        self.app.push_screen(Picker("Items a run got wrong", choices), self._picked_wrong)
+
+    def _picked_wrong(self, run) -> None:
+        if run is None:
+            return
+        f = self.filter
+        if run is ANY:
+            self.filter = f.with_(wrong_run=None)
+            return
+        keep_run = f.run if f.run is not None and self.state.run_refs[f.run].mode == self.state.run_refs[run].mode \
+            else None
+        self.filter = f.with_(wrong_run=run, run=keep_run if keep_run is not None else run,
+                              failures=f.failures if keep_run is not None else ())
+
+    def action_pick_failure(self) -> None:
+        """Which run failed (when the list is about none yet), then how: each kind with its count."""
+        if self.filter.run is None:
+            if not self.state.run_refs:
+                self.notify("No runs loaded: no failures to filter by.", severity="warning")
+                return
+            self.app.push_screen(Picker("Failures of which run?", self._run_choices(self.filter.mode)),
+                                 self._failure_run)
+            return
+        self._with_failures(self.filter.run, self._failure_menu)
+
+    def _failure_run(self, run) -> None:
+        if run is None:
+            return
+        self.filter = self.filter.with_(run=run, failures=(), right_run=None, wrong_run=None)
+        self._with_failures(run, self._failure_menu)
+
+    def _with_failures(self, run: int, then) -> None:
+        """`then()` once the run's failure kinds are known: at once when computed before, else after a
+        thread worker computed them (the scorer's per-item functions over every item it answered)."""
+        if self.state.has_failures(run):
+            then()
+            return
+        self.notify(f"Finding how {run_label(self.state.run_refs[run])} failed…", timeout=2)
+
+        def work() -> None:
+            self.state.failures(run)
+            self.app.call_from_thread(then)
+
+        self.run_worker(work, thread=True, group="failures", exclusive=True)
+
+    def failure_choices(self) -> list[Choice]:
+        """The failure picker's entries, each with the number of items it would leave (the current
+        filter and it combined)."""
+        st, f = self.state, self.filter
+        shown = {r.key for r in st.filtered(f.with_(sort=None))}
+        ids = {k[0] for k in shown}
+        found = st.failures(f.run)
+        out = []
+        for kind in KINDS:
+            on = kind.name in f.failures
+            out.append(Choice(kind.label, ("kind", kind.name), len(shown & found[kind.name]),
+                              hint="✓ on (pick again: off)" if on else ""))
+        out.append(Choice(f"{st.run_refs[f.run].display} right / another run wrong", (RIGHT_WRONG, None),
+                          hint="then pick the run that got it wrong"))
+        disagree = sum(1 for r in st.filtered(f.with_(sort=None)) if r.disagree)
+        out.append(Choice("judge ≠ human", ("disagree", None), disagree,
+                          hint="" if st.store is not None else "no annotation database open"))
+        flags, notes = st.flags()
+        out.append(Choice("flagged (any kind)", ("flag", ""), len(ids & frozenset().union(*flags.values()))))
+        for name, flagged in flags.items():
+            out.append(Choice(f"flagged: {name}", ("flag", name), len(ids & flagged)))
+        out.append(Choice("with a note", ("noted", None), len(ids & notes)))
+        out.append(Choice("clear the failure filters", (CLEAR, None)))
+        return out
+
+    def _failure_menu(self) -> None:
+        ref = self.state.run_refs[self.filter.run]
+        self.app.push_screen(Picker(f"How {run_label(ref)} failed (counts: items left with this filter too)",
+                                    self.failure_choices()), self._picked_failure)
+
+    def _picked_failure(self, value) -> None:
+        if value is None:
+            return
+        what, arg = value
+        f = self.filter
+        if what == "kind":
+            kinds = tuple(k for k in f.failures if k != arg) if arg in f.failures else (*f.failures, arg)
+            self.filter = f.with_(failures=kinds)
+        elif what == RIGHT_WRONG:
+            mode = self.state.run_refs[f.run].mode
+            base = f.with_(right_run=f.run, wrong_run=None, sort=None)
+            rows = self.state.filtered(base)
+            choices = [c for c in self._run_choices(mode, lambda i: sum(1 for r in rows if r.wrong(i)))
+                       if c.value != f.run]
+            self.app.push_screen(Picker(f"{self.state.run_refs[f.run].display} right, and wrong by…", choices),
+                                 self._picked_b)
+        elif what == "disagree":
+            self.action_toggle_disagree()
+        elif what == "flag":
+            self.filter = f.with_(flag=None if f.flag == arg else arg)
+        elif what == "noted":
+            self.filter = f.with_(noted=not f.noted)
+        elif what == CLEAR:
+            self.filter = f.with_(failures=(), right_run=None, wrong_run=None, flag=None, noted=False,
+                                  disagree=False)
+
+    def _picked_b(self, run) -> None:
+        if run is None:
+            return
+        self.filter = self.filter.with_(right_run=self.filter.run, wrong_run=run)
+
+    # -- sorting -----------------------------------------------------------------------------------
+    def action_sort(self) -> None:
+        f = self.filter
+        i = SORT_COLUMNS.index(f.sort) + 1 if f.sort in SORT_COLUMNS else 0
+        self.filter = f.with_(sort=SORT_COLUMNS[i] if i < len(SORT_COLUMNS) else None, descending=False)
+
+    def action_reverse(self) -> None:
+        if not self.filter.sort:
+            self.notify("Not sorted yet: O sorts (or click a column header).", timeout=2)
+            return
+        self.filter = self.filter.with_(descending=not self.filter.descending)
+
+    @on(DataTable.HeaderSelected, "#items-table")
+    def _header(self, event: DataTable.HeaderSelected) -> None:
+        column = HEADER_SORT.get(str(event.column_key.value))
+        if column is None:
+            return
+        f = self.filter
+        self.filter = f.with_(sort=column, descending=not f.descending if f.sort == column else False)
+
+    # -- batch case cards --------------------------------------------------------------------------
+    def action_export_cards(self) -> None:
+        from tui.casecards_batch import ask_and_export  # the writer (and its dialog) on first use
+
+        ask_and_export(self, list(self.keys), self.filter)
 
     def action_toggle_disagree(self) -> None:
         if self.state.store is None:
@@ -233,7 +466,19 @@ class ItemsScreen(BaseScreen):
     def action_open(self) -> None:
         key = self.current_key()
         if key is not None:
-            self.post_message(OpenItem(list(self.keys), key))
+            self.post_message(OpenItem(list(self.keys), key, run=self.filter.about))
+
+
+ANY = ("any",)  # a picker's "any" entry (esc gives None)
+
+
+def _score_text(row: ItemRow, run: int | None) -> Text:
+    if run is None:
+        return Text("")
+    v = row.scores.get(run)
+    if v is None:
+        return Text("—", style="dim")
+    return Text(f"{v:.2f}", style="green" if v >= 0.75 else "yellow" if v >= 0.5 else "red")
 
 
 def _right_style(right: int, known: int) -> str:

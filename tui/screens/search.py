@@ -12,12 +12,12 @@ from __future__ import annotations
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Static
 
 from scorer.search import Hit, Searcher, TextSearch, documents, make_searcher
+from tui.keymap import bind
 from tui.text import safe
 
 LIMIT = 30
@@ -39,11 +39,7 @@ class SearchScreen(ModalScreen[Hit | None]):
     SearchScreen #search-status { height: 1; color: $text-muted; }
     SearchScreen DataTable { height: 1fr; }
     """
-    BINDINGS = [
-        Binding("escape", "close", "Close", tooltip="back to where you were", id="search.close"),
-        Binding("ctrl+r", "rounds_only", "Rounds/items", tooltip="search rounds only, items only, or both",
-                id="search.kind"),
-    ]
+    BINDINGS = [bind("search.close", "close"), bind("search.kind", "rounds_only")]  # keys: tui/keymap.py
 
     def __init__(self, task: str | None = None) -> None:
         super().__init__()

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.widgets import Static
 
 from scorer.metrics.constants import JUDGE_THRESHOLD
 from tui.bases.study import StudyScreen
+from tui.keymap import bind
 from tui.study_session import Saved
 from tui.text import fmt_score, safe
 
@@ -22,13 +22,8 @@ CRITERION = ("Accept when the prediction conveys the same information as the gol
 class AgreementStudyScreen(StudyScreen):
     KIND = "judge agreement (blind)"
     CSS_PATH = "study.tcss"
-    BINDINGS = [  # the ids of the Item screen's verdict dialog: one key per verdict
-        Binding("a", "verdict('accept')", "Accept", tooltip="the prediction says what the gold answer says",
-                id="verdict.accept"),
-        Binding("r", "verdict('reject')", "Reject", tooltip="it does not", id="verdict.reject"),
-        Binding("b", "verdict('borderline')", "Borderline", tooltip="you cannot decide (left out of κ, counted)",
-                id="verdict.borderline"),
-    ]
+    BINDINGS = [bind(f"verdict.{v}", f"verdict('{v}')")  # the ids of the Item screen's verdict dialog
+                for v in ("accept", "reject", "borderline")]
 
     def entry_widgets(self) -> ComposeResult:
         yield Static(id="ag-question", classes="study-block")
@@ -64,12 +59,13 @@ class AgreementStudyScreen(StudyScreen):
             Text.assemble(("your verdict: ", "bold"), (mine["verdict"], "bold green")) if mine else Text(""))
 
     def keys_text(self) -> Text:
-        return Text.assemble(("a", "bold reverse"), " accept   ", ("r", "bold reverse"), " reject   ",
-                             ("b", "bold reverse"), " borderline   ", ("u", "bold"), " undo  ",
-                             ("n", "bold"), " note  ", ("f", "bold"), " flag  ", ("[ ]", "bold"), " browse")
+        parts: list = []
+        for v in ("accept", "reject", "borderline"):
+            parts += [(self.key_shown(f"verdict.{v}"), "bold reverse"), f" {v}   "]
+        return Text.assemble(*parts, *self.common_keys_text())
 
     def describe(self, payload: dict) -> str:
-        return str(payload.get("verdict", super().describe(payload)))
+        return str(payload.get("verdict", ""))
 
     def saved_text(self, saved: Saved) -> Text:
         out = Text(saved.payload.get("verdict", ""), style="bold")

@@ -1,6 +1,9 @@
-"""Study (key 4): the studies in the annotation database with your progress in each; enter opens one
-in its screen (agreement, oracle or labels: the app picks it by the study's kind). `memscope tui …
---study NAME` opens NAME directly."""
+"""Study (key 4): the studies in the annotation database — each annotator's progress, the current
+agreement of every two annotators and, in an agreement study, κ so far with its CI and n and about
+how many more pairs reach the planned width (scorer.store.status, the text `memscope study list`
+prints); enter opens one in its screen (agreement, oracle, labels or adjudicate: the app picks it by
+the study's kind); ctrl+n makes a new study of any kind (tui/modals/study_form.py, the CLI's
+options and function). `memscope tui … --study NAME` opens NAME directly."""
 
 from __future__ import annotations
 
@@ -12,7 +15,11 @@ from textual.widgets.option_list import Option
 
 from scorer.errors import UserError
 from tui.bases.screen import BaseScreen
+from scorer.store.builder import RUNS_KINDS, make_study, summary
+from scorer.store.status import status_lines, study_status
 from tui.bases.study import MODE_KEYS
+from tui.keymap import bind, shown_key
+from tui.modals.study_form import StudyForm
 from tui.messages import OpenStudy
 from tui.study_session import StudySession
 from tui.text import safe
@@ -23,8 +30,9 @@ class StudyHomeScreen(BaseScreen):
     CSS_PATH = "study.tcss"
     BINDINGS = MODE_KEYS + [
         Binding("enter", "open", "Open study", tooltip="work through the highlighted study", id="studies.open"),
-        Binding("r", "reload", "Reload", tooltip="re-read the studies and progress from the database",
+        Binding("R", "reload", "Reload", tooltip="re-read the studies and progress from the database",
                 id="studies.reload"),
+        bind("studies.new", "new_study"),
     ]
 
     def body(self) -> ComposeResult:
@@ -64,14 +72,46 @@ class StudyHomeScreen(BaseScreen):
             line = Text.assemble(safe(st.name, "bold", one_line=True), f"  {st.kind}",
                                  f"  {st.n_items} entries  ",
                                  (f"{mine.get(st.name, 0)}/{st.n_items} done by you", "green"))
+            try:
+                for text in status_lines(study_status(store, st.name, self.state.bench)):
+                    line.append("\n")
+                    line.append_text(safe(text, "dim", one_line=True))
+            except UserError as err:
+                line.append("\n")
+                line.append_text(safe(f"  cannot read its status: {err}", "red", one_line=True))
             options.add_option(Option(line, id=f"study-{i}"))
             self.names.append(st.name)
-        hint = ("enter opens the highlighted study · make one with `memscope study new`" if studies else
-                "no studies yet: make one with `memscope study new --kind agreement|oracle|labels …`")
-        self.query_one("#studies-hint", Static).update(Text(hint, style="dim"))
+        new = shown_key("studies.new", getattr(self.app, "user_keys", None))
+        hint = (f"enter opens the highlighted study · {new} makes a new one (or `memscope study new`)" if studies
+                else f"no studies yet: {new} makes one (or `memscope study new --kind agreement|oracle|labels|"
+                     "adjudicate …`)")
+        made = getattr(self, "made", None)  # what the form made last, until the next study is made
+        self.query_one("#studies-hint", Static).update(
+            safe(" · ".join(x.strip() for x in made), "green", one_line=True) if made else Text(hint, style="dim"))
         if studies:
             options.highlighted = 0
             options.focus()
+
+    def action_new_study(self) -> None:
+        store = self.state.store
+        if store is None:
+            self.notify("A study is kept in the annotation database: start the app with --db FILE.",
+                        severity="error")
+            return
+
+        def make(spec) -> list[str]:
+            runs = self.state.runs if spec.kind in RUNS_KINDS else []
+            study, plan = make_study(spec, self.state.bench, runs, store)
+            return summary(study, plan, str(self.state.db_path))
+
+        def made(lines: list[str] | None) -> None:
+            if not lines:
+                return
+            self.made = lines
+            self.action_reload()
+            self.notify(lines[0], timeout=4, markup=False)
+
+        self.app.push_screen(StudyForm(make), made)
 
     def action_open(self) -> None:
         options = self.query_one("#studies", OptionList)

@@ -3,19 +3,21 @@
 (tui/widgets/labels.py, the relabel dialog's too). The item's
 question, gold answer, explanation and clue rounds with their media are shown; its gold labels are
 not, until the annotator has committed. `1`–`4` toggle X1–X4, `5`–`7` toggle Y1–Y3 (an item may
-have several), enter saves, `0` clears.
+have several), enter saves, backspace clears. Labels chosen and not saved are never dropped without a
+word: the selection panel says "not saved", and moving to another entry, leaving or quitting asks
+first (save / discard / stay).
 """
 
 from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
 from tui.bases.study import StudyScreen
+from tui.keymap import bind
 from tui.study_session import Saved
 from tui.text import safe
 from tui.widgets.clue_rounds import clue_widgets
@@ -24,10 +26,7 @@ from tui.widgets.labels import definitions, gold_compare, labels_str, toggle_bin
 class LabelStudyScreen(StudyScreen):
     KIND = "X/Y labels (gold hidden)"
     CSS_PATH = "study.tcss"
-    BINDINGS = toggle_bindings() + [  # 1–7, the relabel dialog's keys
-        Binding("enter", "save", "Save labels", tooltip="save the selected X and Y labels", id="labels.save"),
-        Binding("0", "clear", "Clear", tooltip="clear the selection", id="labels.clear"),
-    ]
+    BINDINGS = toggle_bindings() + [bind("labels.save", "save"), bind("labels.clear", "clear")]  # 1–7: toggles
 
     def __init__(self, session) -> None:
         super().__init__(session)
@@ -72,6 +71,11 @@ class LabelStudyScreen(StudyScreen):
 
     def _selection(self) -> None:
         sel = Text.assemble(("your labels: ", "bold"), (labels_str(self.sel_x, self.sel_y), "bold magenta"))
+        if self.pending() is not None:
+            sel.append("  not saved", style="bold yellow")
+            sel.append(" — enter saves; moving on, leaving or quitting asks first", style="yellow")
+        elif self.session.current_answer() is not None:
+            sel.append("  saved", style="green")
         mine = self.session.current_answer()
         item = self.session.item()
         if mine and item is not None:  # committed already: the gold labels may show
@@ -82,13 +86,32 @@ class LabelStudyScreen(StudyScreen):
 
     def keys_text(self) -> Text:
         return Text.assemble(("1–4", "bold reverse"), " X1–X4   ", ("5–7", "bold reverse"), " Y1–Y3   ",
-                             ("enter", "bold reverse"), " save   ", ("0", "bold"), " clear  ", ("u", "bold"),
-                             " undo  ", ("n", "bold"), " note  ", ("f", "bold"), " flag  ", ("[ ]", "bold"), " browse")
+                             ("enter", "bold reverse"), " save   ", *self.common_keys_text(clear=True))
 
     def describe(self, payload: dict) -> str:
-        if "x" in payload:
-            return labels_str(payload["x"], payload["y"])
-        return super().describe(payload)
+        return labels_str(payload.get("x", ()), payload.get("y", ()))
+
+    # -- pending -------------------------------------------------------------------------------------
+    def pending(self) -> Text | None:
+        mine = self.session.current_answer()
+        saved = (set(mine["x"]), set(mine["y"])) if mine else (set(), set())
+        if (self.sel_x, self.sel_y) == saved:
+            return None
+        return Text(f"labels {labels_str(self.sel_x, self.sel_y)}")
+
+    def pending_savable(self) -> bool:
+        return bool(self.sel_x and self.sel_y)
+
+    async def save_pending(self, then=None) -> bool:
+        if not self.pending_savable():
+            return False
+        return await self.commit({"x": sorted(self.sel_x), "y": sorted(self.sel_y)}, then=then or "next") is not None
+
+    def discard_pending(self) -> None:
+        mine = self.session.current_answer()
+        self.sel_x = set(mine["x"]) if mine else set()
+        self.sel_y = set(mine["y"]) if mine else set()
+        self._selection()
 
     def saved_text(self, saved: Saved) -> Text:
         out = Text.assemble("you ", (labels_str(saved.payload["x"], saved.payload["y"]), "bold"), " | ")
@@ -112,4 +135,4 @@ class LabelStudyScreen(StudyScreen):
         if not self.sel_x or not self.sel_y:
             self.notify("Pick at least one X (1–4) and one Y (5–7) first.", severity="warning", timeout=3)
             return
-        await self.commit({"x": sorted(self.sel_x), "y": sorted(self.sel_y)})
+        await self.save_pending()

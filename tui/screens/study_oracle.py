@@ -5,7 +5,9 @@ One key per letter answers (`a`–`e`, `g`, `h`; shift+letter too, and shift+F f
 `f` flags). For Y3 items the screen tells the annotator to answer from the latest valid state.
 The seconds from showing the item to the answer go into the payload.
 
-Open-form oracle studies (--mode open) take a typed answer instead: `i` to type, enter to save.
+Open-form oracle studies (--mode open) take a typed answer instead: `i` to type, enter to save. A
+typed answer not yet saved is never dropped without a word: moving to another entry, leaving or
+quitting asks first (save / discard / stay).
 """
 
 from __future__ import annotations
@@ -15,13 +17,15 @@ import time
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from scorer.metrics.constants import OPTION_LETTERS as LETTERS
 from scorer.model import Item
 from tui.bases.study import StudyScreen
+from tui.keymap import bind
+from tui.acts import payload_text
 from tui.study_session import Saved
 from tui.text import safe
 from tui.widgets.clue_rounds import clue_widgets, media_block
@@ -33,12 +37,8 @@ Y3_INSTRUCTION = ("Y3 item: what the rounds describe changes over time. Answer f
 
 
 def _letter_bindings() -> list[Binding]:
-    out = []
-    for L in LETTERS:
-        keys = L if L == "F" else f"{L.lower()},{L}"  # lower-case f is the flag key
-        out.append(Binding(keys, f"answer('{L}')", L, show=False, tooltip=f"answer option {L}",
-                           id=f"oracle.answer-{L.lower()}"))
-    return out
+    # choice keys (tui/keymap.py): a–h and shift+letter, shift+F only for F since lower-case f flags
+    return [bind(f"oracle.answer-{L.lower()}", f"answer('{L}')", show=False) for L in LETTERS]
 
 
 def options_text(item: Item, rotation: int) -> Text:
@@ -57,13 +57,11 @@ class OracleStudyScreen(MediaKeys, StudyScreen):
     KIND = "human oracle (gold clue rounds only)"
     CSS_PATH = "study.tcss"
     BINDINGS = _letter_bindings() + [
-        Binding("i", "type_answer", "Type answer", tooltip="open-form study: type your answer, enter saves",
-                id="oracle.type-answer"),
-        Binding("right", "frame(1)", "Frame", key_display="←/→", tooltip="a video's next frame (← previous)",
-                id="media.next-frame"),
-        Binding("left", "frame(-1)", "Previous frame", show=False, id="media.prev-frame"),
-        Binding("space", "play", "Play/stop", tooltip="play or stop a clue's audio", id="media.play"),
-        Binding("m", "next_media", "Media", tooltip="which video/audio ←/→ and space act on", id="media.next"),
+        bind("oracle.type-answer", "type_answer"),
+        bind("media.next-frame", "frame(1)", key_display="←/→"),
+        bind("media.prev-frame", "frame(-1)", show=False),
+        bind("media.play", "play", tooltip="play or stop a clue's audio"),
+        bind("media.next", "next_media"),
     ]
 
     @property
@@ -74,10 +72,14 @@ class OracleStudyScreen(MediaKeys, StudyScreen):
         yield Static(id="or-instruction", classes="study-block")
         yield Vertical(id="or-clues")
         yield Horizontal(id="or-question-media")
-        yield Static(id="or-question", classes="study-block")
-        yield Static(id="or-options", classes="study-block study-answer")
-        yield Input(placeholder="your answer (enter saves)", id="or-answer")
-        yield Static(id="or-mine", classes="study-block")
+
+    def side_widgets(self) -> ComposeResult:
+        # pinned beside the clues (which scroll): the question and its options stay on screen
+        with VerticalScroll(id="or-pinned", can_focus=False):
+            yield Static(id="or-question", classes="study-block")
+            yield Static(id="or-options", classes="study-block study-answer")
+            yield Input(placeholder="your answer (enter saves)", id="or-answer")
+            yield Static(id="or-mine", classes="study-block")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "answer":
@@ -122,7 +124,8 @@ class OracleStudyScreen(MediaKeys, StudyScreen):
         box.disabled = not self.is_open
         if self.is_open or not item.rotations:
             self.query_one("#or-options", Static).update(
-                Text("type your answer: i, then enter", style="dim") if self.is_open else
+                Text("type your answer: i, then enter saves (moving on with a typed answer not saved asks "
+                     "first)", style="dim") if self.is_open else
                 Text("this item has no options", style="bold red"))
         else:
             r = s.rotation()
@@ -143,13 +146,36 @@ class OracleStudyScreen(MediaKeys, StudyScreen):
             letters = list(item.rotations[0].options) if item is not None and item.rotations else []
             shown = "/".join(("F" if L == "F" else L.lower()) for L in letters) or "—"
             first = Text.assemble((shown, "bold reverse"), " answer   ")
-        return Text.assemble(first, ("u", "bold"), " undo  ", ("n", "bold"), " note  ", ("f", "bold"), " flag  ",
-                             ("[ ]", "bold"), " browse  ", ("←/→ space m", "bold"), " media")
+        return Text.assemble(first, *self.common_keys_text(), "  ", ("←/→ space m", "bold"), " media")
 
     def describe(self, payload: dict) -> str:
-        if "choice" in payload:
-            return f"{payload['choice']} (rotation {payload.get('rotation', 0) + 1})"
-        return str(payload.get("answer") or payload.get("text") or super().describe(payload))
+        return payload_text("oracle", payload)
+
+    # -- pending: a typed answer not yet saved ---------------------------------------------------------
+    def _typed(self) -> str:
+        box = self.query_one("#or-answer", Input)
+        return box.value.strip() if self.is_open else ""
+
+    def pending(self) -> Text | None:
+        text = self._typed()
+        if not text:
+            return None
+        mine = self.session.current_answer()
+        if mine is not None and (mine.get("answer") or "").strip() == text:
+            return None
+        return Text.assemble("typed answer ", safe(f"“{text}”", one_line=True))
+
+    def pending_savable(self) -> bool:
+        return bool(self._typed())
+
+    async def save_pending(self, then=None) -> bool:
+        text = self._typed()
+        if not text:
+            return False
+        return await self.commit({"answer": text, "seconds": self._seconds()}, then=then or "next") is not None
+
+    def discard_pending(self) -> None:
+        self.query_one("#or-answer", Input).value = ""
 
     def saved_text(self, saved: Saved) -> Text:
         out = Text(self.describe(saved.payload), style="bold")
@@ -182,7 +208,7 @@ class OracleStudyScreen(MediaKeys, StudyScreen):
             self.notify("Type an answer first (esc leaves the box).", severity="warning")
             return
         self.mark_key()
-        await self.commit({"answer": text, "seconds": self._seconds()})
+        await self.save_pending()
 
     # -- media ---------------------------------------------------------------------------------------
     def media_widgets(self) -> list[Widget]:

@@ -1,11 +1,16 @@
 """The key bar at the bottom of every screen: each shown binding as `key description`, wrapping onto a
-second or third line when the screen is narrow. One Static instead of Textual's Footer (a widget per key,
-recomposed on every focus change): switching items and screens stays cheap."""
+second or third line when the screen is narrow; on a short terminal (fewer than 30 rows, e.g. 80×24)
+one line only, ending in "… ^p palette" when keys are left out (the palette lists every key). One
+Static instead of Textual's Footer (a widget per key, recomposed on every focus change): switching
+items and screens stays cheap."""
 
 from __future__ import annotations
 
 from rich.text import Text
 from textual.widgets import Static
+
+
+SHORT = 30  # terminal rows below which the key bar keeps to one line (the palette has the rest)
 
 
 class KeyBar(Static):
@@ -42,18 +47,38 @@ class KeyBar(Static):
             seen.add(b.action)
             entries.append(Text.assemble((app.get_key_display(b), "bold" if active.enabled else "dim"), " ",
                                          (b.description, "" if active.enabled else "dim")))
-        if palette is not None:
-            entries.append(Text.assemble((app.get_key_display(palette), "bold"), " palette"))
         # packed by hand, so a line breaks only between entries, never inside one
         width = max(20, self.size.width - 2) if self.size.width else 118
-        out, line = Text(no_wrap=True, overflow="ellipsis"), 0
-        for e in entries:
-            need = e.cell_len + (2 if line else 0)
-            if line and line + need > width:
+        rows = 1 if app.size.height < SHORT else 3  # a short terminal keeps its lines for the content
+        tail = Text.assemble((app.get_key_display(palette), "bold"), " palette") if palette is not None else None
+        out, line, row, all_shown = Text(no_wrap=True, overflow="ellipsis"), 0, 1, True
+        for k, e in enumerate(entries):
+            sep = 2 if line else 0
+            if line and line + sep + e.cell_len > width:
+                if row == rows:
+                    all_shown = False
+                    break
                 out.append("\n")
-                line, need = 0, e.cell_len
-            elif line:
+                line, row, sep = 0, row + 1, 0
+            if row == rows and tail is not None:  # the last row keeps room for "…  ^p palette"
+                end = line + sep + e.cell_len
+                rest = sum(x.cell_len + 2 for x in entries[k + 1:])
+                if end + rest + 2 + tail.cell_len > width and end + 5 + tail.cell_len > width:
+                    all_shown = False
+                    break
+            if sep:
                 out.append("  ")
             out.append_text(e)
-            line += need
+            line += sep + e.cell_len
+        if tail is not None:
+            if not all_shown:  # the keys left out are in the palette (ctrl+p), which lists every key
+                tail = Text.assemble(("…", "dim"), "  ", tail)
+            if line and line + 2 + tail.cell_len > width and row < rows:
+                out.append("\n")
+            elif line:
+                out.append("  ")
+            out.append_text(tail)
+        out.rstrip()
+        if self.styles.max_height is None or self.styles.max_height.value != rows:
+            self.styles.max_height = rows  # one row on a short terminal, whatever Textual measures
         self.update(out)

@@ -10,6 +10,8 @@ from rich.text import Text
 from textual.binding import Binding
 
 from scorer.model import X_LABELS, Y_LABELS, Item
+from tui.acts import labels_pair
+from tui.keymap import bind, key_of
 
 X_DEFS = (
     ("X1", "Scene",
@@ -38,14 +40,13 @@ RULES = (
     ("Y3 only when later evidence changes or overrides earlier evidence; clues that add up without "
      "conflict → Y2; a single clue → Y1."),
 )
-X_KEYS = {str(i + 1): x for i, x in enumerate(X_LABELS)}  # 1–4
-Y_KEYS = {str(i + 5): y for i, y in enumerate(Y_LABELS)}  # 5–7
+X_KEYS = {key_of(f"labels.toggle-{x.lower()}"): x for x in X_LABELS}  # 1–4 (tui/keymap.py)
+Y_KEYS = {key_of(f"labels.toggle-{y.lower()}"): y for y in Y_LABELS}  # 5–7
 
 
 def toggle_bindings() -> list[Binding]:
     """1–7 toggle X1–X4 and Y1–Y3 (`action_toggle(label)`), in the label study and the relabel dialog."""
-    return [Binding(k, f"toggle('{v}')", v, show=False, tooltip=f"toggle {v}", id=f"labels.toggle-{v.lower()}")
-            for k, v in {**X_KEYS, **Y_KEYS}.items()]
+    return [bind(f"labels.toggle-{v.lower()}", f"toggle('{v}')", show=False) for v in {**X_KEYS, **Y_KEYS}.values()]
 
 
 def definitions(sel_x: set[str], sel_y: set[str]) -> Text:
@@ -66,8 +67,7 @@ def definitions(sel_x: set[str], sel_y: set[str]) -> Text:
     return out
 
 
-def labels_str(x, y) -> str:
-    return f"{'+'.join(sorted(x)) or '—'} · {'+'.join(sorted(y)) or '—'}"
+labels_str = labels_pair  # "X2+X3 · Y1" (tui/acts.py: the one form, also in saved and undo lines)
 
 
 def gold_compare(item: Item, x, y) -> Text:

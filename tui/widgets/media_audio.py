@@ -1,4 +1,6 @@
-"""MediaAudio: an audio Media with its duration, a waveform (Sparkline) and play/stop.
+"""MediaAudio: an audio Media with its duration, a waveform (Sparkline) and play/stop; while playing,
+a marker under the waveform and the position in the title follow the clip; `seek(±1)` moves by a
+second (playing on from there when playing).
 
 The clip is read in a thread worker; play/stop run in a thread worker too, because the first play
 probes PortAudio (an import and a device query) and `sd.stop()` may wait for the stream to close.
@@ -9,6 +11,7 @@ stays. The player is injected (tests pass a NullPlayer); the default is the proc
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 from rich.text import Text
@@ -31,6 +34,7 @@ class MediaAudio(Vertical, can_focus=True):
     MediaAudio { height: auto; width: 100%; }
     MediaAudio > .audio-title { height: 1; }
     MediaAudio > Sparkline { height: 3; margin: 0 0; }
+    MediaAudio > .audio-marker { height: 1; color: $accent; }
     MediaAudio > .audio-message { height: auto; color: $warning; }
     MediaAudio:focus > .audio-title { background: $accent 30%; }
     """
@@ -45,9 +49,12 @@ class MediaAudio(Vertical, can_focus=True):
         self.message: str | None = None
         self.playing = False
         self._busy = False
+        self._pending_start = 0.0
         self._timer: Timer | None = None
         self.path: Path | None = None
         self.root = root
+        self.clip_at = 0.0  # seconds into the clip where playing (re)started, or the paused position
+        self._since = 0.0  # monotonic time playing (re)started
         try:
             self.path = local_path(media, root, allow_outside_root)
         except MediaError as exc:
@@ -56,6 +63,7 @@ class MediaAudio(Vertical, can_focus=True):
     def compose(self) -> ComposeResult:
         yield Static(classes="audio-title")
         yield Sparkline([], summary_function=max)
+        yield Static(classes="audio-marker")
         yield Static(classes="audio-message")
 
     def on_mount(self) -> None:
@@ -78,19 +86,48 @@ class MediaAudio(Vertical, can_focus=True):
         self.run_worker(load, group="audio-load", thread=True, exit_on_error=False)
 
     # -- play / stop ----------------------------------------------------------------------------
+    def position(self) -> float:
+        """Seconds into the clip: moving while playing, else where it stopped (or was sought to)."""
+        if self.clip is None:
+            return 0.0
+        pos = self.clip_at + (time.monotonic() - self._since if self.playing else 0.0)
+        return max(0.0, min(pos, self.clip.duration))
+
+    def seek(self, delta: float) -> None:
+        """Move by `delta` seconds (clamped); a playing clip plays on from there."""
+        if self.clip is None or self._busy:
+            return
+        pos = max(0.0, min(self.position() + delta, self.clip.duration))
+        if self.playing:
+            self._start(pos)
+        else:
+            self.clip_at = 0.0 if pos >= self.clip.duration else pos
+            self._update_title()
+
     def toggle(self) -> None:
         """Play if stopped, stop if playing. Never waits on the event loop."""
         if self.clip is None or self._busy:
             return
+        if self.playing:
+            self.clip_at = self.position()
+            self._run(stop=True, start=0.0)
+        else:
+            self._start(self.clip_at)
+
+    def _start(self, start: float) -> None:
+        self._pending_start = start
+        self._run(stop=False, start=start)
+
+    def _run(self, stop: bool, start: float) -> None:
         self._busy = True
-        player, clip, stop = self.player, self.clip, self.playing
+        player, clip = self.player, self.clip
 
         def work() -> tuple[str, str | None]:
             if stop:
                 player.stop()
                 return "stopped", None
             try:
-                player.play(clip)
+                player.play(clip, start)
                 return "playing", None
             except AudioUnavailable as exc:
                 return "unavailable", str(exc)
@@ -125,9 +162,13 @@ class MediaAudio(Vertical, can_focus=True):
         self._busy = False
         state, why = result
         self.playing = state == "playing"
+        if self.playing:
+            self._since = time.monotonic()
+            self.clip_at = self._pending_start
         self._set_message(None if why is None else f"{why} — {self.shown_path()}")
         if self.playing:
-            self._timer = self.set_interval(0.25, self._tick)
+            if self._timer is None:
+                self._timer = self.set_interval(0.1, self._tick)
         elif self._timer is not None:
             self._timer.stop()
             self._timer = None
@@ -138,6 +179,7 @@ class MediaAudio(Vertical, can_focus=True):
     def _tick(self) -> None:
         if self.playing and not self.player.is_playing():
             self.playing = False
+            self.clip_at = 0.0  # played to the end: the next play starts over
             if self._timer is not None:
                 self._timer.stop()
                 self._timer = None
@@ -164,11 +206,26 @@ class MediaAudio(Vertical, can_focus=True):
 
     def _update_title(self) -> None:
         dur = fmt_duration(self.clip.duration) if self.clip is not None else "–:––"
+        if self.clip is not None and (self.playing or self.clip_at):
+            dur = f"{fmt_duration(self.position())} / {dur}"
+        self._update_marker()
         hint = "" if self.has_class("media-thumb") else "   space play/stop"  # thumbnails: other keys
+        if getattr(self.app, "is_web", False):  # memscope serve: the sound is the server's
+            hint += " (plays on the server)"
         t = Text.assemble(("♪ ", "bold"), safe(self.media.name, "bold", one_line=True),
                           f"  {dur}  ", (self.state_text(), "green" if self.playing else ""), (hint, "dim"))
         t.no_wrap, t.overflow = True, "ellipsis"
         self.query_one(".audio-title", Static).update(t)
+
+    def _update_marker(self) -> None:
+        """▲ under the waveform at the playing (or paused) position; blank when at the start, stopped."""
+        marker = self.query_one(".audio-marker", Static)
+        if self.clip is None or not (self.playing or self.clip_at) or not self.clip.duration:
+            marker.update("")
+            return
+        width = max(1, self.query_one(Sparkline).size.width or self.size.width)
+        col = min(width - 1, int(self.position() / self.clip.duration * width))
+        marker.update(" " * col + "▲")
 
     def _set_message(self, text: str | None) -> None:
         self.message = text

@@ -1,6 +1,7 @@
 """The media keys a screen with videos and audio clips shares (Session, the oracle study):
-←/→ steps the focused (else first) video, space plays/stops the focused (else first) clip, `m` moves
-focus to the next media widget. A screen mixes this in and says where its media live."""
+←/→ steps the focused (else first) video (a focused or lone audio clip: seeks by a second), space plays/stops the focused video or clip (else the first
+clip, else the first video), `m` moves focus to the next media widget. A screen mixes this in and
+says where its media live."""
 
 from __future__ import annotations
 
@@ -20,14 +21,30 @@ class MediaKeys:
         return next((w for w in self.media_widgets() if isinstance(w, kind)), None)
 
     def action_frame(self, delta: int) -> None:
+        """←/→: the focused audio clip seeks by a second; else the video steps a frame; else the
+        first clip seeks."""
+        if isinstance(self.focused, MediaAudio):
+            self.focused.seek(float(delta))
+            return
         video = self._active(MediaVideo)
         if video is not None:
             video.step(delta)
+            return
+        audio = self._active(MediaAudio)
+        if audio is not None:
+            audio.seek(float(delta))
 
     def action_play(self) -> None:
+        if isinstance(self.focused, MediaVideo):
+            self.focused.toggle()
+            return
         audio = self._active(MediaAudio)
         if audio is not None:
             audio.toggle()
+            return
+        video = self._active(MediaVideo)
+        if video is not None:
+            video.toggle()
 
     def action_next_media(self) -> None:
         ws = self.media_widgets()

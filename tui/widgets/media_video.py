@@ -3,6 +3,8 @@
 The frame source (pre-extracted frames, an animated GIF/WebP, or a video file through PyAV) is opened
 in a thread worker; each frame is decoded, shrunk and rendered in a thread worker too, through the
 shared picture cache, so holding → never blocks input. `step(±1)` moves the counter at once.
+`toggle()` plays and pauses at the clip's own rate (tui/media/playback.py) on a Textual timer: the
+frame due is shown (frames the decoder cannot keep up with are skipped), never a loop that blocks.
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ from pathlib import Path
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.timer import Timer
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from scorer.model import Media
 from tui.media import image as img
 from tui.media.frames import FrameSource, open_frames
+from tui.media.playback import Clock, fmt_time, frame_times
 from tui.media.source import MediaError
 from tui.text import safe
 from tui.widgets.picture import PictureView
@@ -40,6 +44,8 @@ class MediaVideo(Vertical, can_focus=True):
         self.source: FrameSource | None = None
         self.index = 0
         self.error: str | None = None
+        self.clock: Clock | None = None
+        self._timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield PictureView()
@@ -78,10 +84,48 @@ class MediaVideo(Vertical, can_focus=True):
     def count(self) -> int:
         return self.source.count if self.source is not None else 0
 
+    @property
+    def playing(self) -> bool:
+        return self.clock is not None and self.clock.playing
+
+    def toggle(self) -> bool:
+        """Play from the frame shown, or pause. False when there is nothing to play."""
+        if self.source is None or self.count < 2:
+            return False
+        if self.playing:
+            self.pause()
+            return True
+        self.clock = Clock(frame_times(self.count, self.source.time_of))
+        self.clock.start(self.index)
+        self._tick()
+        return True
+
+    def pause(self) -> None:
+        if self.clock is not None:
+            self.clock.stop()
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        if self.source is not None and self.is_mounted:
+            self.query_one(".video-counter", Static).update(safe(self.counter_text(), one_line=True))
+
+    def _tick(self) -> None:
+        self._timer = None
+        if self.clock is None or not self.clock.playing or self.source is None:
+            return
+        i, wait = self.clock.due()
+        if i != self.index:
+            self.index = i
+        self._show(keep=True)
+        if wait is not None:
+            self._timer = self.set_timer(wait, self._tick)
+
     def step(self, delta: int) -> bool:
         """Move `delta` frames (clamped). False when nothing moved (not open yet, or at an end)."""
         if self.source is None:
             return False
+        if self.playing:
+            self.pause()
         new = max(0, min(self.index + delta, self.count - 1))
         if new == self.index:
             return False
@@ -93,11 +137,12 @@ class MediaVideo(Vertical, can_focus=True):
         if self.source is None:
             return self.error or "opening video…"
         t = self.source.time_of(self.index)
-        when = f" · {t:.2f} s" if t is not None else ""
-        hint = "" if self.has_class("media-thumb") else "   ←/→ step"  # thumbnails: the screen's keys differ
-        return f"frame {self.index + 1}/{self.count}{when} · {self.source.kind}{hint}"
+        when = f" · {fmt_time(t)}" if t is not None else ""
+        state = " · ▶ playing" if self.playing else ""
+        hint = "" if self.has_class("media-thumb") else "   ←/→ step  space play"  # thumbnails: the screen's keys differ
+        return f"frame {self.index + 1}/{self.count}{when} · {self.source.kind}{state}{hint}"
 
-    def _show(self) -> None:
+    def _show(self, keep: bool = False) -> None:
         src, i = self.source, self.index
         if src is None:
             return
@@ -107,10 +152,13 @@ class MediaVideo(Vertical, can_focus=True):
             m = img.mode()
             return img.PICTURES.get_or_build((key, cells, m), lambda: img.picture(src.frame(i), cells, mode_=m))
 
-        self.query_one(PictureView).show(key, build, f"frame {i + 1}")
+        self.query_one(PictureView).show(key, build, f"frame {i + 1}", keep=keep)
         self.query_one(".video-counter", Static).update(safe(self.counter_text(), one_line=True))
 
     def on_unmount(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
         if self.source is not None:
             self.source.close()
             self.source = None

@@ -39,6 +39,7 @@ class PictureView(Widget):
     PictureView > .picture--label { color: $text-muted; }
     """
     COMPONENT_CLASSES = {"picture--label"}
+    CENTRED = False  # half-cell pictures drawn in the middle of the box (the viewer), else top-left
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
@@ -89,6 +90,14 @@ class PictureView(Widget):
             if y == 0:
                 return self._label_line(width, bg)
             y -= 1
+        if self._painted and self._strips and self.CENTRED:
+            dy = max(0, (self.size.height - (self._label is not None) - len(self._strips)) // 2)
+            if dy <= y < dy + len(self._strips):
+                strip = self._strips[y - dy]
+                dx = max(0, (width - strip.cell_length) // 2)
+                return Strip.join([Strip.blank(dx, bg), strip]).crop_extend(0, width, bg) if dx else \
+                    strip.crop_extend(0, width, bg)
+            return Strip.blank(width, bg)
         if self._painted and y < len(self._strips):
             return self._strips[y].crop_extend(0, width, bg)
         if y == 0 and self._painted and self._message is not None and not self._strips:
@@ -113,14 +122,16 @@ class PictureView(Widget):
         return Strip(list(line.render(self.app.console)), line.cell_len).crop_extend(0, width, bg)
 
     # -- the owner's API ------------------------------------------------------------------------
-    def show(self, key: object, build: Build, what: str = "") -> None:
+    def show(self, key: object, build: Build, what: str = "", keep: bool = False) -> None:
         """Show the picture `build` makes; `key` identifies it (same key, same size: nothing to do).
-        Another key on a mounted view (a reused thumbnail) shows "loading …" at once, in place."""
+        Another key on a mounted view (a reused thumbnail) shows "loading …" at once, in place;
+        with `keep` the picture on screen stays until the new one arrives (playback, zoom steps)."""
         changed = key != self._key or self.error is not None
+        keep = keep and self.picture is not None and self.error is None
         self._key, self._build, self._what = key, build, what
         self.error = None
         if self.is_mounted:
-            if changed:
+            if changed and not keep:
                 self.picture = None
                 self._shown = None
                 self._restore_box()

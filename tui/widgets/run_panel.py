@@ -81,8 +81,16 @@ def answer_text(ref: RunRef, p: Prediction, item: Item, rotation: int) -> Text:
             out.append("choice ")
             out.append_text(safe(p.choice or "(none)", "bold", one_line=True))
             out.append("\n")
-    out.append("prediction: ", style="bold")
-    out.append_text(safe(p.pred))
+    shown_rot = next((r for r in p.rotations if r.rotation_idx == rotation), None) if item.mode == "mcq" else None
+    if shown_rot is not None:  # the answer of the rotation shown beside it, not the row's last one
+        out.append(f"prediction (rotation {rotation + 1}): ", style="bold")
+        out.append_text(safe(shown_rot.pred or shown_rot.choice or "(none)"))
+        if p.pred and all((p.pred or "").strip() != (r.pred or "").strip() for r in p.rotations):
+            out.append("\nrow pred: ", style="dim")  # the row's own field, not any rotation's: shown too
+            out.append_text(safe(p.pred))
+    else:
+        out.append("prediction: ", style="bold")
+        out.append_text(safe(p.pred))
     out.append("\n")
     if item.mode == "open":
         out.append("judge ", style="bold")

@@ -117,7 +117,7 @@ def test_paper_avg_row_from_runs_through_the_cli(tmp_path):
     assert "| Avg. | -- | EM | 371 | 0.5670 | *0.6038* | **0.6177** |" in md
     tex = (out / "tables" / "matrix__main_gpt-5.4-mini.tex").read_text()
     assert r"\multicolumn{1}{c}{Textual memory}" in tex and r"\multicolumn{2}{c}{Multimodal memory}" in tex
-    assert r"\bestcell{0.6177}" in tex and r"\secondcell{0.6038}" in tex
+    assert r"\bestcell{0.618}" in tex and r"\secondcell{0.604}" in tex  # LaTeX: --decimals 3 by default
     assert r"\providecommand{\bestcell}" in (out / "memscope-preamble.tex").read_text()
 
 

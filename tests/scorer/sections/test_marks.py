@@ -217,8 +217,8 @@ def test_score_marks_memory_methods_only_by_default(tmp_path):
             "not marked: Oracle(V), Q-only, fc\\_blind. A row with only two methods to rank marks the best only.")
     assert note in md
     tex = (out / "tables" / "matrix__main_bb.tex").read_text()
-    assert r"\bestcell{0.7500}" in tex and r"\secondcell{0.5000}" in tex and r"\bestcell{1.0000}" not in tex
-    assert r"\secondcell{0.8750}" not in tex and r"\secondcell{0.0000}" not in tex
+    assert r"\bestcell{0.750}" in tex and r"\secondcell{0.500}" in tex and r"\bestcell{1.000}" not in tex  # --decimals 3
+    assert r"\secondcell{0.875}" not in tex and r"\secondcell{0.000}" not in tex
     caption = tex.splitlines()[2]
     assert caption.startswith(r"\caption{") and (r"reference baselines, shown but not marked: Oracle(V), Q-only, "
                                                  r"fc\_blind. A row with only two methods to rank marks the best only.}"
@@ -238,7 +238,7 @@ def test_score_mark_all_marks_among_every_method(tmp_path):
     assert "only two methods" not in md
     assert "mark_all = True" in md  # the Inputs list records the option
     tex = (out / "tables" / "matrix__main_bb.tex").read_text()
-    assert r"\bestcell{1.0000}" in tex and r"\secondcell{0.8750}" in tex
+    assert r"\bestcell{1.000}" in tex and r"\secondcell{0.875}" in tex
     assert r"included (\texttt{-{}-mark-all}): Oracle(V)" in tex
 
 
@@ -262,7 +262,7 @@ def test_every_consumer_shows_the_marks_report_json_has(tmp_path, extra):
     from scorer.report import terminal
     from scorer.report.latex import main_matrix
     from scorer.scoring import score
-    from tui.screens.scores import MARKS, rich_table, value_style
+    from tui.screens.scores import MARKS, cell, value_style
 
     bench, runs = small(tmp_path)
     opts = ScoreOptions(mark_all=bool(extra))
@@ -275,7 +275,7 @@ def test_every_consumer_shows_the_marks_report_json_has(tmp_path, extra):
     checked = 0
     for table in section.tables:
         labels = [c for c in table.columns if c not in ("Y", "X", "Metric", "n", "Axis", "Level")]
-        term, app = terminal.table(table), rich_table(table)
+        term = terminal.table(table)
         for i, row in enumerate(table.rows):
             metric = titles[row["Metric"]]
             if "Axis" in row:
@@ -292,13 +292,13 @@ def test_every_consumer_shows_the_marks_report_json_has(tmp_path, extra):
                 assert (style == terminal.MARK_STYLES[want]) if want else (style == ""), (table.name, key, c, style)
                 if isinstance(row.get(c), float):  # the app: value colour, plus the mark's style
                     expected = f"{value_style(row[c])} {MARKS[want]}" if want else value_style(row[c])
-                    assert str(app.columns[col]._cells[i].style) == expected, (table.name, key, c)
+                    assert str(cell(table, row, c).style) == expected, (table.name, key, c)
                 checked += 1
     assert checked > 50
     # LaTeX: every \bestcell / \secondcell in the main matrix is a value report.json marks so.
     tex = main_matrix("bb", [r for r in section.data if r["backbone"] == "bb"])
     for kind, macro in (("best", r"\bestcell{"), ("second", r"\secondcell{")):
         shown = sorted(part.split("}")[0] for part in tex.split(macro)[1:])
-        want = sorted(f"{r['value']:.4f}" for r in section.data
+        want = sorted(f"{r['value']:.3f}" for r in section.data  # the LaTeX's default --decimals 3
                       if r["mark"] == kind and r["metric"] in ("em", "judge") and r["agg"] != "marginal")
         assert shown == want, kind

@@ -11,20 +11,15 @@ import sqlite3
 import subprocess
 import sys
 import time
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
 from scorer.cli import main as cli_main
 from scorer.errors import DataError, UserError
-from scorer.store.labelstudio import LABEL_CONFIG, labelstudio_tasks, used_from_names
-from scorer.load.memeye import load_benchmark
-from scorer.load.runs import load_runs
 from scorer.store import Store, import_jsonl, write_jsonl
 from scorer.store.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
-from tests.builders.benchmarks import MINI_TASK, write_mini_bench
-from tests.builders.runs import write_mini_run
+from tests.builders.benchmarks import MINI_TASK
 from tests.paths import REPO
 
 RUN = "gpt-5.4-mini/semantic_rag_multimodal"
@@ -246,62 +241,6 @@ def test_import_of_a_bad_line_names_file_and_line_and_adds_nothing(tmp_path: Pat
     f.write_bytes(b'{"ts": "\xff"}\n')
     with pytest.raises(DataError, match="UTF-8"):
         import_jsonl(db, f)
-
-
-def test_labelstudio_export_is_structurally_valid(tmp_path: Path) -> None:
-    bench = load_benchmark(write_mini_bench(tmp_path / "bench"))
-    write_mini_run(tmp_path / "runs" / "r_open", "open", [
-        {"idx": 1, "mode": "open", "question": "What colour is the hall wall now?", "gt": "Green",
-         "pred": "Blue", "judge": 0.0},
-        {"idx": 2, "mode": "open", "question": "What number is on the key tag?", "gt": "417",
-         "pred": "417", "judge": 1.0}])
-    write_mini_run(tmp_path / "runs" / "r_mcq", "mcq", [
-        {"idx": 1, "mode": "mcq", "question": "What colour is the hall wall now?", "gt": "Green",
-         "pred": "A", "choice": "A", "valid_choice": True, "em": 1.0}])
-    runs = load_runs([tmp_path / "runs"], benchmark=bench)
-    key = runs[0].key
-    with Store(tmp_path / "a.db") as s:
-        s.verdict("ann1", f"{MINI_TASK}:1", "open", RUN, "reject", study="judge")
-        s.label("ann1", f"{MINI_TASK}:2", ["X4"], ["Y1"])  # no mode: belongs to both forms
-        s.add("oracle", "ann2", f"{MINI_TASK}:1", {"choice": "A", "rotation": 2, "seconds": 7.5}, mode="mcq")
-        s.flag("ann2", f"{MINI_TASK}:1", "ambiguous", "two walls")
-        tasks = labelstudio_tasks(s, bench, runs)
-        bare = labelstudio_tasks(s)  # without item texts it still works
-    json.loads(json.dumps(tasks))
-    assert len(tasks) == 8  # 4 items × 2 modes
-    by = {(t["data"]["item_id"], t["data"]["mode"]): t for t in tasks}
-    t = by[(f"{MINI_TASK}:1", "open")]
-    assert t["data"]["question"] == "What colour is the hall wall now?" and t["data"]["answer"] == "Green"
-    (pred,) = t["predictions"]
-    assert pred["model_version"] == key and pred["score"] == 0.0
-    assert {r["from_name"]: r["value"] for r in pred["result"]} == {
-        "verdict": {"choices": ["reject"]}, "model_answer": {"text": ["Blue"]}}
-    ann, flagged = t["annotations"]
-    assert ann["memscope"] == {"annotator": "ann1", "run": RUN}
-    assert flagged["memscope"] == {"annotator": "ann2", "run": None}
-    assert ann["result"][0]["value"] == {"choices": ["reject"]} and ann["result"][0]["type"] == "choices"
-    mcq = by[(f"{MINI_TASK}:1", "mcq")]
-    assert mcq["data"]["options"].startswith("A. ")
-    assert mcq["predictions"][0]["result"][0]["value"] == {"choices": ["A"]}
-    assert mcq["annotations"][0]["lead_time"] == 7.5
-    assert {r["from_name"] for r in mcq["annotations"][0]["result"]} == {"oracle_choice", "flag", "flag_text"}
-    for mode in ("mcq", "open"):
-        res = by[(f"{MINI_TASK}:2", mode)]["annotations"][0]["result"]
-        assert [(r["from_name"], r["value"]["choices"]) for r in res] == [("x", ["X4"]), ("y", ["Y1"])]
-    # Every result names a control of LABEL_CONFIG, with a value that control offers.
-    controls = {el.get("name"): el for el in ET.fromstring(LABEL_CONFIG)}
-    for task in tasks + bare:
-        assert set(task) == {"data", "predictions", "annotations"}
-        for block in task["predictions"] + task["annotations"]:
-            for r in block["result"]:
-                el = controls[r["from_name"]]
-                assert r["to_name"] in controls and el.get("toName") == r["to_name"]
-                assert r["type"] == el.tag.lower() and len(r["id"]) == 10
-                if r["type"] == "choices":
-                    assert set(r["value"]["choices"]) <= {c.get("value") for c in el}
-    assert used_from_names(tasks) >= {"verdict", "x", "y", "oracle_choice", "model_answer"}
-    assert {(t["data"]["item_id"], t["data"]["mode"]) for t in bare} == {
-        (f"{MINI_TASK}:1", "open"), (f"{MINI_TASK}:1", "mcq"), (f"{MINI_TASK}:2", None)}
 
 
 # -- studies -------------------------------------------------------------------------------------------

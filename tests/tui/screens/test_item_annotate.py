@@ -45,18 +45,21 @@ async def test_relabel_verdict_note_flag_and_undo_from_the_item_screen(tmp_path:
         assert f"{run.display} reject" in panel()
         await pilot.press("N", *"[b]odd[/b]", "enter")
         await pilot.pause()
-        assert "last note: [b]odd[/b]" in panel()
-        await pilot.press("f", "3", "enter")
+        assert "last note: [b]odd[/b]" in panel() and "your notes  “[b]odd[/b]”" in panel()
+        await pilot.press("f", "3", *"blurred", "enter")
         await pilot.pause()
-        assert "flags 1 (bad_media)" in panel()
+        assert "flags 1 (bad_media)" in panel() and "your flags  bad_media — “blurred”" in panel()
         with Store(db) as store:
             (label,) = store.labels()
             (verdict,) = store.verdicts()
             assert (label["x"], label["y"], label["study"], label["mode"]) == (["X2"], ["Y2"], None, None)
             assert (verdict["run_key"], verdict["mode"], verdict["verdict"]) == (run.key, "open", "reject")
-        await pilot.press("u", "u")  # the flag, then the note
+        await pilot.press("u")  # the flag: named exactly
         await pilot.pause()
-        assert "notes 0 · flags 0" in panel() and "↶ undone note" in panel()
+        assert "↶ undone flag bad_media — “blurred” · Collectibles_Shelf_Assistant:2 (event " in panel()
+        await pilot.press("u")  # then the note
+        await pilot.pause()
+        assert "notes 0 · flags 0" in panel() and "↶ undone note “[b]odd[/b]” · Collectibles_Shelf_Assistant:2" in panel()
         row = screen.state.row(KEY)
         assert row is not None and row.annotated  # the Items table knows the item is annotated
     with Store(db) as store:

@@ -65,18 +65,18 @@ async def test_rounds_step_in_order_across_sessions():
         assert "The kids each painted a mug" in screen_text(app)
         await press(pilot, "n")
         assert "round D1:2 (2/4" in head(s) and "Theo chose the one on the left" in screen_text(app)
-        await press(pilot, "N")
+        await press(pilot, "right_curly_bracket")  # }: the next session
         assert "session D2 · 2024-06-08 · round D2:1" in head(s)
         await press(pilot, "p")
         assert "round D1:4" in head(s)
-        await press(pilot, "P")  # to the start of this session
+        await press(pilot, "left_curly_bracket")  # {: to the start of this session
         assert "round D1:1" in head(s)
         await press(pilot, "p")  # nothing before the first round
         assert "round D1:1" in head(s)
         await pilot.click("#session-rounds", offset=(4, 8))  # lines: D1, D1:1…D1:4, D2, D2:1, D2:2, D2:3
         await settle(pilot)
         assert "round D2:3" in head(s)
-        await press(pilot, "b")  # back to where we came from
+        await press(pilot, "escape")  # back to where we came from
         assert not isinstance(app.screen, SessionScreen)
 
 

@@ -74,9 +74,9 @@ async def test_agreement_study_completed_in_the_app_scores_to_the_hand_count(tmp
                 await pilot.pause()
                 assert screen.session.entry.blind_id == blind and "↶ undone verdict accept" in saved_line(screen)
             if answered == 4:  # a note and a flag on this entry, then its verdict
-                await pilot.press("n", *"odd", "enter")
+                await pilot.press("N", *"odd", "enter")
                 await pilot.pause()
-                assert "note odd" in saved_line(screen)
+                assert "note “odd”" in saved_line(screen)
                 await pilot.press("f", "4", *"strict", "enter")
                 await pilot.pause()
                 assert "flag wrong_gold" in saved_line(screen)

@@ -1,0 +1,186 @@
+"""How fast the media viewer answers, headless (Pilot) in the real app: a 1920×1080 photo-like PNG and
+a 1920×1080 JPEG opened in the viewer, then zoom steps and pans.
+
+    python bench/app_viewer.py [--repeat 5] [--size 120x40]
+
+Prints one JSON object:
+- first_picture_ms: the viewer pushed → its first picture is on the canvas (decoded at full
+  resolution in a worker, through the source cache, fitted and drawn as half-cells); cold caches;
+- zoom_step_ms: the app's zoom action starts → the magnified picture is on the canvas (the source is
+  cached: crop, nearest-neighbour resample, half-cell lines in a worker), p50/max over
+  fit→1×→2×→4×→8× and back; zoom_step_pilot_ms: the same from the test's `pilot.press` to seeing it
+  (adds Pilot's own key delivery and idle waits);
+- pan_ms / pan_pilot_ms: the same for an arrow key at 8×;
+- reference_ms: PIL alone decoding the same file (`Image.open(...).convert("RGB")`), in the same
+  run: `first_picture_ratio` = first picture / reference says how much the viewer adds to a decode;
+- load_average (1, 5, 15 min) and calibration_ms (a fixed Python loop): how busy the machine was.
+Targets (issue 15): first picture < 150 ms for a 1920×1080 source, zoom step < 50 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+TARGETS = {"first_picture_ms": 150.0, "zoom_step_ms": 50.0}
+
+
+def calibration_ms() -> float:
+    t0 = time.perf_counter()
+    total = 0
+    for i in range(2_000_000):
+        total += i & 7
+    return round((time.perf_counter() - t0) * 1000, 1)
+
+
+def make_source(folder: Path, fmt: str) -> Path:
+    """A 1920×1080 photo-like picture: smooth gradients, noise and small text (PNG compresses it as a
+    camera image would not be, so noise keeps the file honest)."""
+    import numpy as np
+    from PIL import Image, ImageDraw
+
+    rng = np.random.default_rng(15)
+    y, x = np.mgrid[0:1080, 0:1920]
+    a = np.stack([(x * 255 // 1919), (y * 255 // 1079), ((x + y) * 255 // 2998)], axis=-1).astype(np.int16)
+    a += rng.integers(-24, 25, size=a.shape, dtype=np.int16)
+    im = Image.fromarray(np.clip(a, 0, 255).astype(np.uint8), "RGB")
+    d = ImageDraw.Draw(im)
+    for k in range(40):
+        d.text((40 + 45 * k, 60 + 24 * k), f"EUR {k}.50", fill="white")
+    path = folder / f"photo_1920x1080.{fmt}"
+    im.save(path, quality=90) if fmt == "jpg" else im.save(path)
+    return path
+
+
+async def measure(path: Path, size: tuple[int, int]) -> dict:
+    from PIL import Image
+
+    from scorer.model import Media
+    from tests.paths import DEMO
+    from tui.app import make_app
+    from tui.media import image as img
+    from tui.media import zoom as zm
+    from tui.media.audio import NullPlayer
+    from tui.screens.viewer import ViewerScreen
+
+    img.prepare("halfcell")
+    img.PICTURES.clear()
+    zm.SOURCES.clear()
+    marks: list[tuple[str, float]] = []  # in the app: an action starts, a picture arrives on the canvas
+
+    class Timed(ViewerScreen):
+        CSS_PATH = str(REPO / "tui" / "screens" / "viewer.tcss")  # relative paths resolve from here
+
+        def action_zoom(self, delta: int) -> None:
+            marks.append(("key", time.perf_counter()))
+            super().action_zoom(delta)
+
+        def action_fit(self) -> None:
+            marks.append(("key", time.perf_counter()))
+            super().action_fit()
+
+        def action_pan(self, dx: int, dy: int) -> None:
+            marks.append(("key", time.perf_counter()))
+            super().action_pan(dx, dy)
+
+        def picture_arrived(self) -> None:
+            marks.append(("shown", time.perf_counter()))
+            super().picture_arrived()
+
+    def app_side() -> list[float]:
+        """Each key's action start → the next picture arrival, ms (what the app itself takes)."""
+        out, start = [], None
+        for what, t in marks:
+            if what == "key":
+                start = t
+            elif start is not None:
+                out.append((t - start) * 1000)
+                start = None
+        marks.clear()
+        return out
+    t0 = time.perf_counter()
+    Image.open(path).convert("RGB")
+    reference = (time.perf_counter() - t0) * 1000
+    app = make_app(DEMO, runs=(), annotator="bench", allow_outside_root=True, player=NullPlayer())
+
+    async def until(pilot, done) -> float:
+        t = time.perf_counter()
+        while not done():
+            await pilot.pause(0.001)
+        return (time.perf_counter() - t) * 1000
+
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause(0.2)
+        v = Timed([Media("image", path.name, path=path)])
+        t = time.perf_counter()
+        await app.push_screen(v)
+        while v.canvas.picture is None or v.canvas._wanted is not None:
+            await pilot.pause(0.001)
+        first = (time.perf_counter() - t) * 1000
+
+        def shown() -> bool:
+            return v.canvas.picture is not None and v.canvas._wanted is None
+
+        marks.clear()
+        zooms, pans = [], []
+        for key in ("plus", "plus", "plus", "plus", "minus", "minus", "minus", "0"):
+            t = time.perf_counter()
+            await pilot.press(key)
+            zooms.append((time.perf_counter() - t) * 1000 + await until(pilot, shown))
+            await pilot.pause(0.05)
+        zoom_app = app_side()
+        await pilot.press("plus", "plus", "plus")
+        await until(pilot, shown)
+        await pilot.pause(0.05)
+        marks.clear()
+        for key in ("right", "down", "left", "up") * 2:
+            t = time.perf_counter()
+            await pilot.press(key)
+            pans.append((time.perf_counter() - t) * 1000 + await until(pilot, shown))
+            await pilot.pause(0.05)
+        pan_app = app_side()
+
+    def summary(xs: list[float]) -> dict:
+        return {"p50": round(statistics.median(xs), 1), "max": round(max(xs), 1), "n": len(xs)} if xs else {}
+
+    return {"first_picture_ms": round(first, 1), "reference_ms": round(reference, 1),
+            "first_picture_ratio": round(first / reference, 2) if reference else None,
+            "zoom_step_ms": summary(zoom_app), "pan_ms": summary(pan_app),
+            "zoom_step_pilot_ms": summary(zooms), "pan_pilot_ms": summary(pans)}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--size", default="120x40")
+    args = ap.parse_args()
+    size = tuple(int(v) for v in args.size.split("x"))
+    out: dict = {"targets": TARGETS, "size": args.size, "load_average_before": [round(v, 2) for v in os.getloadavg()],
+                 "calibration_ms": calibration_ms()}
+    with tempfile.TemporaryDirectory() as tmp:
+        for fmt in ("png", "jpg"):
+            path = make_source(Path(tmp), fmt)
+            runs = [asyncio.run(measure(path, size)) for _ in range(args.repeat)]
+            firsts = [r["first_picture_ms"] for r in runs]
+            steps = [r["zoom_step_ms"]["p50"] for r in runs]
+            out[fmt] = {"first_picture_ms_median": round(statistics.median(firsts), 1),
+                        "first_picture_ms_max": max(firsts),
+                        "zoom_step_ms_median_of_p50": round(statistics.median(steps), 1),
+                        "zoom_step_ms_max": max(r["zoom_step_ms"]["max"] for r in runs),
+                        "n_runs": len(runs), "runs": runs}
+    out["load_average_after"] = [round(v, 2) for v in os.getloadavg()]
+    print(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

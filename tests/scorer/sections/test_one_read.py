@@ -1,0 +1,128 @@
+"""One read for every section (issue 19): the evidence, delivery, recency, abstention and gates
+sections read the rows the lean reader kept (scorer.load.lean_columns.JoinedRows) and give the same
+report, value for value, as when the runs are read whole by the full reader — on the demo, on the
+demo with repeated items, and on the synthetic MemEye set.
+
+The records are also checked against an independent join: the full reader's rows joined with
+scorer.load.join.Joiner and kept last-per-(group, item) in a plain dict (how the sections joined
+before), and the gate observations against scorer.metrics.gates.gate_observations over those runs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from scorer.load.join import Joiner
+from scorer.load.memeye import load_benchmark
+from scorer.load.runs import load_runs
+from scorer.metrics.gates import gate_observations
+from scorer.scoring import build_context, score
+from scorer.sections import gates as gates_section
+from scorer.sections.base import ScoreOptions
+from scorer.sections.evidence_records import collect, item_score
+from scorer.sections.registry import SECTIONS
+from tests.paths import DEMO, REPO, RUNS
+
+pytestmark = pytest.mark.needs_demo
+# The sections that read runs whole before (every section but MOSAIC's, which keep their own reader)
+ONE_READ = [s.name for s in SECTIONS if not s.raw]
+FIELDS = ("retrieved", "delivered", "rotations", "abstained", "pred", "choice", "em", "judge", "mode")
+
+
+def _same(a, b, path="") -> list[str]:
+    """Every place two report values differ (NaN equals NaN)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = [f"{path}/{k}: only on one side" for k in set(a) ^ set(b)]
+        return out + [d for k in a if k in b for d in _same(a[k], b[k], f"{path}/{k}")]
+    if isinstance(a, list) and isinstance(b, list):
+        out = [f"{path}: {len(a)} vs {len(b)} entries"] if len(a) != len(b) else []
+        return out + [d for i, (x, y) in enumerate(zip(a, b)) for d in _same(x, y, f"{path}/{i}")]
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return []
+    return [] if a == b and type(a) is type(b) else [f"{path}: {a!r} vs {b!r}"]
+
+
+def _reports_agree(bench, runs, options: ScoreOptions) -> dict:
+    lean = score(bench, runs, options=options, sections=ONE_READ, lean=True).json_data()
+    full = score(bench, runs, options=options, sections=ONE_READ, lean=False).json_data()
+    assert lean["inputs"]["runs"]["reader"] == "lean" and full["inputs"]["runs"]["reader"] == "full"
+    lean["inputs"]["runs"]["reader"] = full["inputs"]["runs"]["reader"]
+    assert _same(full, lean) == []
+    return lean
+
+
+@pytest.mark.parametrize("options", [
+    ScoreOptions(resamples=400),
+    ScoreOptions(resamples=400, rotations="logged", k=5, clustered=True, judge_levels=3,
+                 extra={"abstain_patterns": ("no idea", "cannot tell"), "recency_age_source": "dialogue"}),
+], ids=["default", "options"])
+def test_the_lean_read_gives_the_full_readers_report(options):
+    data = _reports_agree(DEMO, [RUNS], options)
+    for name in ("evidence", "evidence_curve", "recency", "delivery", "abstention", "gates"):
+        assert data[name] and not (isinstance(data[name], dict) and data[name].get("value", 0) is None), name
+
+
+def _reference_records(bench, runs):
+    """The sections' records as they were joined before: every joined row of the full reader, the
+    last one per (backbone, method, mode, item) kept where the first one was seen."""
+    kept = {}
+    for run, p, item in Joiner(bench).pairs(runs):
+        kept[(run.backbone, run.method, p.mode, item.item_id)] = (run, p, item)
+    return kept
+
+
+def test_records_and_gate_observations_match_an_independent_join(tmp_path):
+    # A second folder for one demo run: its items are answered twice (the last folder's rows count).
+    src = next(p.parent for p in sorted(RUNS.rglob("predictions.jsonl")) if '"retrieved"' in p.read_text())
+    copy = tmp_path / "again" / src.parent.name / (src.name + "_again")
+    shutil.copytree(src, copy)
+    rows = (copy / "predictions.jsonl").read_text().splitlines()
+    (copy / "predictions.jsonl").write_text("\n".join(reversed(rows)) + "\n")  # the same items, another order
+    paths = [RUNS, tmp_path / "again"]
+    bench = load_benchmark(DEMO)
+    ctx, _, _ = build_context(bench, paths, needs_raw=False, evidence=True)
+    assert ctx.memo["joined_rows"].rows and isinstance(ctx.memo["joined_rows"].rows[0], dict)  # the lean read
+    records, warnings = collect(ctx)
+    assert any("answered by several run folders" in w for w in warnings)
+
+    full_runs = load_runs(paths, benchmark=bench)
+    ref = _reference_records(bench, full_runs)
+    assert [(r.backbone, r.method, r.mode, r.item.item_id) for r in records] == list(ref)
+    scored = {k: v for k, v in zip(zip(ctx.frame["backbone"], ctx.frame["method"], ctx.frame["mode"],
+                                       ctx.frame["item_id"]), ctx.frame["em"].where(ctx.frame["mode"] == "mcq",
+                                                                                   ctx.frame["judge"]))}
+    for r in records:
+        run, p, item = ref[(r.backbone, r.method, r.mode, r.item.item_id)]
+        assert r.item is item and r.task is bench.task_of(item)
+        assert (p.line, r.prediction.line) == (p.line, p.line)
+        for f in FIELDS:
+            assert getattr(r.prediction, f) == getattr(p, f), (r.group, item.item_id, f)
+        s = scored.get((r.backbone, r.method, r.mode, item.item_id))
+        want = float(s) if s is not None and s == s else item_score(item, p)
+        assert r.score == want or (r.score is None and want is None)
+    assert any(r.prediction.retrieved for r in records) and any(r.prediction.delivered for r in records)
+    assert any(r.prediction.rotations for r in records)
+
+    want = gate_observations(bench, full_runs)
+    got = gates_section.observations(ctx, None)
+    assert got == want and len(want) > 0
+
+
+@pytest.fixture(scope="module")
+def memeye(tmp_path_factory):
+    out = tmp_path_factory.mktemp("memeye") / "bench"
+    subprocess.run([sys.executable, str(REPO / "fixtures" / "synth.py"), "--scale", "memeye", "--out", str(out)],
+                   check=True, stdout=subprocess.DEVNULL)
+    return out
+
+
+def test_the_lean_read_gives_the_full_readers_report_at_memeye_scale(memeye):
+    data = _reports_agree(memeye, [memeye / "runs"], ScoreOptions(resamples=200))
+    assert len(data["evidence"]) > 1000 and data["recency"]["rows"] and data["delivery"]["runs"]
+    assert json.dumps(data["gates"], default=str)
