@@ -18,7 +18,7 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from textual.app import App
 from textual.binding import Binding
@@ -219,7 +219,8 @@ def make_app(bench: str | Path, runs: Sequence[str | Path] = (), db: str | Path 
              annotator: str = "annotator", allow_outside_root: bool = False,
              exports_dir: str | Path | None = None, names: Mapping[str, str] | None = None,
              start: str = "overview", study: str | None = None, player: Player | None = None,
-             item: str | None = None, mode: str | None = None, run: str | None = None) -> MemscopeApp:
+             item: str | None = None, mode: str | None = None, run: str | None = None,
+             score_extra: Mapping[str, Any] | None = None) -> MemscopeApp:
     """Load everything and build the app (not yet running). UserError on bad input.
 
     `item` (+ `mode`, `run`): open the Item screen on that item, that run's tab first (the deep link a
@@ -228,6 +229,7 @@ def make_app(bench: str | Path, runs: Sequence[str | Path] = (), db: str | Path 
     `player` plays the audio (tests pass a NullPlayer; None: the process-wide one, $MEMSCOPE_AUDIO)."""
     state = load_state(bench, runs, db=db, annotator=annotator, allow_outside_root=allow_outside_root,
                        exports_dir=exports_dir, names=names)
+    state.score_extra = dict(score_extra or {})  # e.g. --conditions: ScoreOptions.extra of the Scores screen
     if study is not None:  # a bad study name is a one-line error before the app starts
         if state.store is None:
             raise UserError("--study needs the annotation database that holds it: --db FILE")
@@ -297,13 +299,14 @@ def run_app(app: MemscopeApp, **run_options) -> int:
 
 def launch(bench: str | Path, runs: Sequence[str | Path] = (), db: str | Path | None = None,
            annotator: str = "annotator", allow_outside_root: bool = False, study: str | None = None,
-           item: str | None = None, mode: str | None = None, run: str | None = None) -> int:
+           item: str | None = None, mode: str | None = None, run: str | None = None,
+           score_extra: Mapping[str, Any] | None = None) -> int:
     """What `memscope` / `memscope tui` run. The default database is ./memscope.db when it exists."""
     if db is None and DEFAULT_DB.is_file():
         db = DEFAULT_DB
     prepare()  # the image renderer must be chosen before App.run() (DESIGN §9)
     app = make_app(bench, runs, db=db, annotator=annotator, allow_outside_root=allow_outside_root, study=study,
-                   item=item, mode=mode, run=run)
+                   item=item, mode=mode, run=run, score_extra=score_extra)
     for problem in app.keymap_problems:  # also on screen once the app runs
         print(f"memscope: {plain(problem)}", file=sys.stderr)
     return run_app(app)

@@ -32,7 +32,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def add_deep_link(p: argparse.ArgumentParser) -> None:
-    """--item/--mode/--run: open the app on one item and run (a report row's or a case card's id)."""
+    """--item/--mode/--run: open the app on one item and run (a report row's or a case card's id);
+    and --conditions, the MOSAIC conditions file the Scores screen scores with (as `memscope score`)."""
+    p.add_argument("--conditions", default=None, metavar="FILE",
+                   help="MOSAIC conditions of the runs (as memscope score --conditions), for the Scores screen")
     p.add_argument("--item", default=None, metavar="ITEM_ID", help="open the Item screen on this item")
     p.add_argument("--mode", default=None, choices=("mcq", "open"), help="which form of --item (default: mcq when it has one)")
     p.add_argument("--run", default=None, metavar="RUN_KEY", help="with --item: this run's tab first (BACKBONE/METHOD)")
@@ -45,13 +48,18 @@ def run_tui(args: argparse.Namespace) -> int:
     runs = args.runs if args.runs is not None else ([str(bench / "runs")] if (bench / "runs").is_dir() else [])
     annotator = args.annotator or os.environ.get("MEMSCOPE_ANNOTATOR") or os.environ.get("USER") or "annotator"
     _check_db(args)
+    score_extra = {}
+    if args.conditions:
+        from scorer.load.conditions import score_extra as conditions_extra  # a bad file: one line, before the app
+
+        score_extra = conditions_extra(args.conditions)
     # the app (and Textual) only when asked for: the other commands never load it
     # (tests/tui/test_import_hygiene.py), so not a cycle dodge
     from tui.app import launch
 
     return launch(bench=bench, runs=runs, db=args.db, annotator=annotator,
                   allow_outside_root=args.allow_outside_root, study=args.study,
-                  item=args.item, mode=args.mode, run=args.run)
+                  item=args.item, mode=args.mode, run=args.run, score_extra=score_extra)
 
 
 def check_tui_args(args: argparse.Namespace) -> None:
@@ -60,6 +68,10 @@ def check_tui_args(args: argparse.Namespace) -> None:
     if not bench.exists():
         raise UserError(f"{bench}: no such benchmark")
     _check_db(args)
+    if args.conditions:
+        from scorer.load.conditions import load_file
+
+        load_file(args.conditions)  # a bad conditions file: one line, before serving
 
 
 def _check_db(args: argparse.Namespace) -> None:

@@ -46,7 +46,8 @@ def tui_command(args: argparse.Namespace) -> str:
     if args.runs:
         argv += ["--runs", *(str(Path(r).resolve()) for r in args.runs)]
     for flag, value in (("--db", args.db and str(Path(args.db).resolve())), ("--annotator", args.annotator),
-                        ("--study", args.study), ("--item", args.item), ("--mode", args.mode), ("--run", args.run)):
+                        ("--study", args.study), ("--item", args.item), ("--mode", args.mode), ("--run", args.run),
+                        ("--conditions", args.conditions and str(Path(args.conditions).resolve()))):
         if value:
             argv += [flag, value]
     if args.allow_outside_root:

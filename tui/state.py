@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from scorer.load.join import Joiner
 from scorer.load.memeye import load_benchmark
@@ -253,6 +253,7 @@ class AppState:
     bench_path: Path = Path(".")
     run_paths: list[str] = field(default_factory=list)
     score_resamples: int | None = None  # Scores screen bootstrap resamples (None: the scorer's default)
+    score_extra: Mapping[str, Any] = field(default_factory=dict)  # ScoreOptions.extra (e.g. --conditions)
     run_refs: list[RunRef] = field(default_factory=list)
     rows: list[ItemRow] = field(default_factory=list)
     join_problems: int = 0

@@ -114,14 +114,9 @@ def options_from(args: argparse.Namespace) -> ScoreOptions:
             parse_stage_pair(v)  # a malformed pair is a one-line error before any file is read
         extra["stage_pairs"] = tuple(args.stage_pair)
     if getattr(args, "conditions", None):
-        from dataclasses import asdict
+        from scorer.load.conditions import score_extra  # checked before any run is read
 
-        from scorer.load.conditions import FIELDS, load_file  # checked before any run is read
-
-        conds = load_file(args.conditions)
-        extra["conditions_file"] = args.conditions
-        extra["conditions"] = {k: {f: v for f, v in asdict(c).items() if f in FIELDS and v is not None}
-                               for k, c in conds.items()}
+        extra.update(score_extra(args.conditions))
     if getattr(args, "abstain_pattern", None):
         extra["abstain_patterns"] = tuple(args.abstain_pattern)
     names = load_names(args.names)

@@ -87,6 +87,16 @@ def parse(value: Any, file: str, key: str) -> Condition:
     return Condition(cond, stage, budget, carrier, ranking, f"{file}:{key}")
 
 
+def score_extra(path: str | Path) -> dict:
+    """The ScoreOptions.extra entries that `--conditions FILE` gives (`memscope score` and the app)."""
+    from dataclasses import asdict
+
+    conds = load_file(path)
+    return {"conditions_file": str(path),
+            "conditions": {k: {f: v for f, v in asdict(c).items() if f in FIELDS and v is not None}
+                           for k, c in conds.items()}}
+
+
 def load_file(path: str | Path) -> dict[str, Condition]:
     """`--conditions FILE` → {run key: Condition}. One line naming the file and key on bad input."""
     data = read_json(Path(path))

@@ -32,7 +32,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
-from tui.media.source import MediaError, file_key
+from tui.media.source import MediaError, media_key
 
 HALFCELL, SIXEL, KITTY = "halfcell", "sixel", "kitty"
 BACKGROUND = (24, 24, 24)  # what transparent pixels are composited onto (close to the dark theme)
@@ -343,12 +343,7 @@ PICTURES = LRU(200_000, weigh=lambda p: p.cells[0] * p.cells[1])
 def load_picture(path: Path, cells: tuple[int, int]) -> Picture:
     """Decode + shrink + render `path` for a widget of `cells`, through the cache keyed by
     (path, mtime, file size, cells, renderer). MediaError with the reason when it cannot be shown."""
-    try:
-        fkey = file_key(path)
-    except FileNotFoundError:
-        raise MediaError(f"missing file: {path}") from None
-    except OSError as exc:
-        raise MediaError(f"cannot read {path}: {exc.strerror or exc}") from None
+    fkey = media_key(path)
     m = _RENDERER.mode
 
     def build() -> Picture:

@@ -48,3 +48,13 @@ def file_key(path: Path) -> tuple[str, int, int]:
     """(path, mtime_ns, size): a cache key that changes when the file does. OSError if missing."""
     st = path.stat()
     return (str(path), st.st_mtime_ns, st.st_size)
+
+
+def media_key(path: Path) -> tuple[str, int, int]:
+    """`file_key(path)`, or MediaError naming why the file cannot be read."""
+    try:
+        return file_key(path)
+    except FileNotFoundError:
+        raise MediaError(f"missing file: {path}") from None
+    except OSError as exc:
+        raise MediaError(f"cannot read {path}: {exc.strerror or exc}") from None

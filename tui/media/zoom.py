@@ -20,7 +20,7 @@ from typing import Hashable
 from PIL import Image
 
 from tui.media import image as img
-from tui.media.source import MediaError, file_key
+from tui.media.source import MediaError, media_key
 
 FIT = "fit"
 LEVELS = (1, 2, 4, 8)  # the fixed magnifications, in display pixels per source pixel
@@ -159,12 +159,7 @@ def fit_picture(path: Path, cells: tuple[int, int]) -> img.Picture:
     """The whole of `path` fitted to `cells`: from the full-resolution source when it is cached, else
     from a reduced decode (JPEG decodes at 1/2–1/8 scale), so the viewer's first picture does not wait
     for the full decode that magnification needs (the viewer fetches that next, in the background)."""
-    try:
-        fkey = file_key(path)
-    except FileNotFoundError:
-        raise MediaError(f"missing file: {path}") from None
-    except OSError as exc:
-        raise MediaError(f"cannot read {path}: {exc.strerror or exc}") from None
+    fkey = media_key(path)
     source = SOURCES.peek(("src",) + fkey)
     if source is not None:
         return zoomed_picture(source, ("src",) + fkey, View(), cells)
@@ -185,12 +180,7 @@ def fit_picture(path: Path, cells: tuple[int, int]) -> img.Picture:
 def load_source(path: Path) -> tuple[Hashable, Image.Image]:
     """The file at `path` decoded at full resolution (RGB, transparency on the app's background),
     through the source cache; its cache key. MediaError with the reason when it cannot be read."""
-    try:
-        fkey = file_key(path)
-    except FileNotFoundError:
-        raise MediaError(f"missing file: {path}") from None
-    except OSError as exc:
-        raise MediaError(f"cannot read {path}: {exc.strerror or exc}") from None
+    fkey = media_key(path)
 
     def build() -> Image.Image:
         full, _ = img.decode_full(path)

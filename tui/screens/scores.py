@@ -181,7 +181,7 @@ class ScoresScreen(BaseScreen):
 
         st = self.state
         kw = {} if st.score_resamples is None else {"resamples": st.score_resamples}
-        opts = ScoreOptions(names=dict(st.names), **kw)
+        opts = ScoreOptions(names=dict(st.names), extra=dict(st.score_extra), **kw)
         call = self.app.call_from_thread
         try:
             # the objects the app holds (no file re-read); one context for every stage below

@@ -432,3 +432,29 @@ async def test_batch_case_cards_of_a_filter(tmp_path):
         await settle(pilot)
         assert app.screen is items
         assert len([p for p in out.glob("*.md") if p.name != "index.md"]) == len(keys)
+
+
+async def test_scores_show_mosaics_ladder_and_strata_with_a_conditions_file(tmp_path):
+    """Issue 20, point 4: `memscope tui … --conditions FILE` scores with the runs' conditions, so the
+    Scores screen shows the ladder and the strata, with the scorer's own values."""
+    from scorer.load.conditions import score_extra
+    from scorer.sections.base import ScoreOptions
+    from tui.app import make_app
+
+    runs = [RUNS / "Omni_Family_Moments", DEMO / "runs-mosaic"]
+    extra = score_extra(DEMO / "conditions-mosaic.json")
+    want = score(DEMO, runs, options=ScoreOptions(extra=extra, resamples=50), sections=["mosaic_ladder"])
+    app = make_app(DEMO, runs, annotator="t", exports_dir=tmp_path, score_extra=extra)
+    app.state.score_resamples = 50
+    async with app.run_test(size=SIZE) as pilot:
+        scores = await scores_ready(pilot)
+        tables = {t.section: t for t in scores.query(ScoreTable)}
+        assert {"mosaic_ladder", "mosaic_strata"} <= set(tables), sorted(tables)
+        ladder = tables["mosaic_ladder"].table
+        expected = next(t for t in want.section("mosaic_ladder").tables if t.name == ladder.name)
+        assert ladder.rows == expected.rows  # the scorer's table, as computed by `memscope score`
+    bare = make_app(DEMO, runs, annotator="t", exports_dir=tmp_path)
+    bare.state.score_resamples = 50
+    async with bare.run_test(size=SIZE) as pilot:  # without the file the demo's runs declare nothing
+        scores = await scores_ready(pilot)
+        assert "mosaic_ladder" not in {t.section for t in scores.query(ScoreTable)}
