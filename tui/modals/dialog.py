@@ -12,7 +12,8 @@ ResultT = TypeVar("ResultT")
 
 _CSS = """
 Dialog { align: center middle; }
-Dialog > Vertical { width: 84; height: auto; border: round $accent; background: $surface; padding: 0 1; }
+Dialog > Vertical { width: 84; max-width: 100%; height: auto; max-height: 100%; border: round $accent;
+                    background: $surface; padding: 0 1; }
 Dialog .dialog-title { text-style: bold; margin-bottom: 1; }
 Dialog .dialog-hint { color: $text-muted; margin-top: 1; }
 """

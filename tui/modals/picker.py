@@ -61,8 +61,8 @@ class Picker(Dialog[Any]):
     """Pick one of `choices` (type to narrow, ↑/↓, enter); None on esc."""
 
     DEFAULT_CSS = """
-    Picker > Vertical { max-height: 80%; }
-    Picker OptionList { height: auto; max-height: 24; }
+    Picker > Vertical { max-height: 100%; }
+    Picker OptionList { height: auto; max-height: 50vh; }  /* title, query and hint stay on an 80×24 screen */
     """
     BINDINGS = [Binding("down", "move(1)", "Down", show=False, id="picker.down"),
                 Binding("up", "move(-1)", "Up", show=False, id="picker.up")]
