@@ -26,6 +26,7 @@ from textual.widgets import Static, Tab, Tabs
 from scorer.model import Item
 from tui.bases.annotating import AnnotatingScreen
 from tui.casecard import CaseCardError, export_case
+from tui.keymap import shown_key
 from tui.messages import OpenCompare, OpenRound
 from tui.serve_deliver import deliver
 from tui.state import default_pair
@@ -35,6 +36,7 @@ from tui.widgets.clues import ClueChain
 from tui.widgets.literal import label
 from tui.widgets.prepared import PreparedCache, show_text
 from tui.widgets.run_panel import VIEWS, RunPanel
+from tui.widgets.run_tabs import RunTabs, unique_labels
 from tui.widgets.thumbs import ThumbRow
 
 
@@ -257,8 +259,10 @@ class ItemScreen(AnnotatingScreen):  # the annotation keys and panel: tui/bases/
             head.append("  backbone ")
             head.append_text(safe(self.backbone, "bold", one_line=True))
             if len(backbones) > 1:
-                head.append(f" ({backbones.index(self.backbone) + 1}/{len(backbones)}, b cycles)", style="dim")
-            head.append(f" · {len(chosen)} runs · [ ] switch", style="dim")
+                cycles = shown_key("item.backbone", getattr(self.app, "user_keys", None))  # the key, as remapped
+                head.append(f" ({backbones.index(self.backbone) + 1}/{len(backbones)}, {cycles} cycles)", style="dim")
+            switch = "/".join(shown_key(i, getattr(self.app, "user_keys", None)) for i in ("item.prev-run", "item.next-run"))
+            head.append(f" · {len(chosen)} runs · {switch} switch", style="dim")
         else:
             head.append("  none answered this item", style="dim")
         show_text(self.query_one("#runs-head", Static), head)
@@ -274,11 +278,13 @@ class ItemScreen(AnnotatingScreen):  # the annotation keys and panel: tui/bases/
             panel.display = bool(chosen)
         self._refresh_active_panel()
 
-    def _tabs(self, chosen: list, active: str | None) -> Tabs:
+    def _tabs(self, chosen: list, active: str | None) -> RunTabs:
         """The tab bar for `chosen` runs, on the one named `active` if it is there (else the first)."""
         self._tab_ids = [self._tab_id(ref) for ref, _ in chosen]
         on = next((self._tab_id(ref) for ref, _ in chosen if ref.display == active), None)
-        return Tabs(*(Tab(label(ref.display), id=self._tab_id(ref)) for ref, _ in chosen), active=on, id="runs")
+        names = unique_labels([ref.display for ref, _ in chosen], [ref.method for ref, _ in chosen])
+        return RunTabs(*(Tab(label(name), id=self._tab_id(ref)) for name, (ref, _) in zip(names, chosen)),
+                       active=on, id="runs")  # whole tabs only, never one cut at the edge
 
     def _tab_id(self, ref) -> str:
         """One tab per (backbone, method): an MCQ item and an open one keep the same tabs, so moving

@@ -29,7 +29,7 @@ from tui.failures import KINDS
 from tui.messages import OpenItem, OpenSearch
 from tui.modals.picker import Choice, Picker
 from tui.state import SORT_COLUMNS, Filter, ItemRow, run_label
-from tui.text import cell, safe
+from tui.text import cell, safe, shown
 
 SEARCH_DELAY = 0.15  # seconds of quiet typing before the table is filtered
 FIRST_ROWS = 120  # rows added at once on a filter change (a screenful and then some); the rest follow
@@ -40,6 +40,8 @@ HEADER_SORT = {"item": "id", "X": "X", "Y": "Y", "score": "score", "J≠H": "dis
 RIGHT_WRONG = "right-wrong"  # the failure picker's "A right / B wrong" entry
 CLEAR = "clear"
 MAX_ID_WIDTH = 36
+MIN_ID_WIDTH = 10  # a narrow terminal cuts ids (in the middle) down to this, for the question's sake
+MIN_QUESTION = 25  # the question column's width kept at 80 columns
 SEP = "\x1f"  # between item id and mode in a row key (cannot occur in ids read from JSON text safely shown)
 
 
@@ -51,6 +53,15 @@ class ItemsTable(DataTable):
     def clear(self, columns: bool = False):
         self.rows.clear()
         return super().clear(columns)
+
+
+def middle_cut(text: str, width: int) -> str:
+    """`text` (shown literally) cut to `width` in the middle: "Collec…ant:10" keeps both ends."""
+    s = shown(text, one_line=True)
+    if len(s) <= width:
+        return s
+    tail = (width - 1) // 2
+    return s[: width - 1 - tail] + "…" + s[len(s) - tail:]
 
 
 def row_key(key: tuple[str, str]) -> str:
@@ -108,6 +119,7 @@ class ItemsScreen(BaseScreen):
         self._run_shown: int | None = None  # the run whose score the score column shows
         self._top = False  # the next filter change puts the cursor on the first row (show_filter)
         self._fill_gen = 0  # which list the table is being filled with (see _fill)
+        self._id_width: int | None = None  # ids cut to this in a narrow terminal (see _fit_columns)
 
     def body(self) -> ComposeResult:
         yield Static(id="filter-bar")
@@ -131,7 +143,19 @@ class ItemsScreen(BaseScreen):
         table.columns["item"].width = max(8, id_width)
         fixed = sum(c.width for k, c in table.columns.items() if k != "question")
         padding = 2 * table.cell_padding * len(table.columns) + 2  # + scrollbar
-        table.columns["question"].width = max(20, self.app.size.width - fixed - padding)
+        room = self.app.size.width - fixed - padding
+        if room < MIN_QUESTION:  # a narrow terminal (80×24): one space between columns, ids cut in the
+            # middle (start and end kept, so they stay distinct), the question keeping MIN_QUESTION
+            table.cell_padding = 0
+            for k, c in table.columns.items():
+                c.width = dict(COLUMNS)[k] + 1 if k not in ("item", "question") else c.width
+            others = sum(c.width for k, c in table.columns.items() if k not in ("item", "question"))
+            spare = self.app.size.width - 2 - others - MIN_QUESTION - 1  # scrollbar; a space after the id
+            self._id_width = max(MIN_ID_WIDTH, min(id_width, spare))
+            table.columns["item"].width = self._id_width + 1
+            room = self.app.size.width - 2 - others - table.columns["item"].width
+            self._cells.clear()
+        table.columns["question"].width = max(20, room)
 
     # -- filtering ---------------------------------------------------------------------------------
     def watch_filter(self) -> None:
@@ -144,7 +168,7 @@ class ItemsScreen(BaseScreen):
             it = row.item
             right, known = row.right_count
             cells = (
-                cell(it.item_id),
+                cell(it.item_id) if self._id_width is None else Text(middle_cut(it.item_id, self._id_width)),
                 Text(it.mode),
                 cell(",".join(sorted(it.x)) or "—"),
                 cell(",".join(sorted(it.y)) or "—"),
