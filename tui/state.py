@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from scorer.load.hashes import file_hashes
 from scorer.load.join import Joiner
 from scorer.load.memeye import load_benchmark
 from scorer.load.runs import load_runs
@@ -254,6 +255,9 @@ class AppState:
     run_paths: list[str] = field(default_factory=list)
     score_resamples: int | None = None  # Scores screen bootstrap resamples (None: the scorer's default)
     score_extra: Mapping[str, Any] = field(default_factory=dict)  # ScoreOptions.extra (e.g. --conditions)
+    # str(path) → sha256 of the dialog and run files, taken at load (scorer.load.hashes.file_hashes):
+    # the Scores screen's inputs record, without re-reading a file per recompute
+    input_hashes: Mapping[str, str] = field(default_factory=dict)
     run_refs: list[RunRef] = field(default_factory=list)
     rows: list[ItemRow] = field(default_factory=list)
     join_problems: int = 0
@@ -490,5 +494,6 @@ def load_state(bench: str | Path, runs: Sequence[str | Path] = (), db: str | Pat
         bench_path=Path(bench), run_paths=[str(p) for p in runs],
         save_state="saved" if store is not None else "no database",
     )
+    state.input_hashes = file_hashes(benchmark, loaded_runs)
     state.index()
     return state

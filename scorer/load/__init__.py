@@ -8,4 +8,5 @@
 - frame.py, join.py  the full reader's frame of joined predictions; rows joined to items
 - locomo.py          the LoCoMo importer (locomo_evidence.py, locomo_write.py)
 - validate.py        checks of a benchmark and its runs (run_checks.py, text_metrics.py)
+- hashes.py          the sha256 of the files a loaded benchmark and its runs were read from
 """

@@ -12,7 +12,7 @@ oracle acts, one DataFrame with a `kind` column (None without a database).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,15 +53,16 @@ def is_loaded(runs: Sequence[Any]) -> bool:
 
 
 def read_runs(bench: Benchmark, runs: Sequence[str | Path] | Sequence[Run], options: ScoreOptions, needs_raw: bool,
-              note: Progress, meanwhile: Callable[[], Any] | None = None, evidence: bool = False) -> ReadRuns:
+              note: Progress, meanwhile: Callable[[], Any] | None = None, evidence: bool = False,
+              hashes: Mapping[str, str] | None = None) -> ReadRuns:
     """The runs and their joined frame: loaded Run objects as they are; paths by the full reader
     (load_runs, raw rows kept) or, without `needs_raw`, the lean one (columns only, and with
     `evidence` the fields the evidence sections read; `meanwhile` runs in this process while forked
-    workers read)."""
+    workers read). `hashes`: the loaded runs' file hashes taken when they were read (build_context)."""
     if is_loaded(runs):
         loaded = list(runs)
         frame, unmatched, joined = read_loaded(bench, loaded, options.names)
-        files = [f for r in loaded for f in record.run_files(r.folder)]
+        files = [f for r in loaded for f in record.run_files(r.folder, hashes)]
         return ReadRuns(loaded, frame, files, unmatched, list(dict.fromkeys(str(r.folder) for r in loaded)), "full",
                         joined)
     if needs_raw:
@@ -90,10 +91,14 @@ def build_context(
     progress: Progress | None = None,
     meanwhile: Callable[[], Any] | None = None,
     evidence: bool = False,
+    hashes: Mapping[str, str] | None = None,
 ) -> tuple[ScoreContext, dict, list[str]]:
     """(context, inputs record, warnings). `bench` and `runs` are paths, or already loaded (a
     Benchmark; Run objects as scorer.load.runs.load_runs reads them, rows included). `meanwhile`
-    (the lean reader only) runs in this process while forked workers read the runs."""
+    (the lean reader only) runs in this process while forked workers read the runs. `hashes`
+    (loaded inputs): str(path) → sha256 of the files they were read from, taken when they were
+    loaded (scorer.load.hashes.file_hashes): the inputs record uses them, so that scoring what is
+    in memory opens no dialog or run file; a file they lack is hashed from disk."""
     options = options or ScoreOptions()
     note = progress or (lambda *_: None)
     warnings: list[str] = []
@@ -102,8 +107,8 @@ def build_context(
     else:
         note("reading the benchmark", 0, 1)
         benchmark, bench_path = load_benchmark(bench, allow_outside_root=allow_outside_root), bench
-    inputs: dict[str, Any] = {"benchmark": record.benchmark_record(benchmark, bench_path)}
-    read = read_runs(benchmark, runs, options, needs_raw, note, meanwhile, evidence)
+    inputs: dict[str, Any] = {"benchmark": record.benchmark_record(benchmark, bench_path, hashes)}
+    read = read_runs(benchmark, runs, options, needs_raw, note, meanwhile, evidence, hashes)
     inputs["runs"] = record.runs_record(read.paths, read.files, len(read.runs), read.reader)
     if not read.runs:
         warnings.append("no run folder (a folder with predictions.jsonl) under "

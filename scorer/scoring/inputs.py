@@ -1,6 +1,7 @@
 """What a report records about its inputs (DESIGN §5: file paths, content hashes, options, versions),
 so that every table can be reproduced: the `inputs` block of report.json, less the row counts and
-checks, which the context adds as it scores."""
+checks, which the context adds as it scores. The files are hashed by scorer.load.hashes (where the
+app takes them once at load)."""
 
 from __future__ import annotations
 
@@ -12,17 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from scorer import __version__
+from scorer.load.hashes import dialog_files, run_files, sha256_of
 from scorer.model import Benchmark
 from scorer.safe_text import path_text
 from scorer.sections.base import ScoreOptions
-
-
-def sha256_file(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def digest_of(files: Sequence[Mapping[str, str]]) -> str:
@@ -55,10 +49,10 @@ def _rel_to_any(path: str, bases: Iterable[str | Path]) -> str:
     return path_text(Path(path).as_posix())
 
 
-def benchmark_record(bench: Benchmark, path: str | Path) -> dict[str, Any]:
-    """The benchmark as given (`path`), with every dialog file's sha256 and one digest over them."""
-    paths = sorted({f for t in bench.tasks for f in t.files})
-    files = [{"path": _rel(f, bench.root), "sha256": sha256_file(f)} for f in paths]
+def benchmark_record(bench: Benchmark, path: str | Path, hashes: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The benchmark as given (`path`), with every dialog file's sha256 (from `hashes` where it has
+    it) and one digest over them."""
+    files = [{"path": _rel(f, bench.root), "sha256": sha256_of(f, hashes)} for f in dialog_files(bench)]
     return {"path": Path(path).as_posix(), "files": files, "digest": digest_of(files)}
 
 
@@ -69,16 +63,6 @@ def runs_record(paths: Sequence[str | Path], files: Iterable[tuple[str, str]], f
     listed = [{"path": _rel_to_any(p, paths), "sha256": h} for p, h in sorted(files)]
     return {"paths": [Path(p).as_posix() for p in paths], "folders": folders, "files": listed,
             "reader": reader, "digest": digest_of(listed)}
-
-
-def run_files(folder: Path) -> list[tuple[str, str]]:
-    """(path, sha256) of the files a run folder is read from."""
-    out = []
-    for name in ("config.json", "metrics.json", "predictions.jsonl"):
-        p = folder / name
-        if p.is_file():
-            out.append((str(p), sha256_file(p)))
-    return out
 
 
 def options_record(options: ScoreOptions, judge_scale: str | None) -> dict[str, Any]:

@@ -9,7 +9,8 @@ Where several judges' scores are in a run row (what `memscope judge` writes):
   judge is named by `judge_model`, the earlier one by `judge_model_previous` when the row has it,
   else "previous judge" (e.g. the upstream runner's judge).
 Rows are read again from the run folders' predictions.jsonl (the lean reader keeps no raw rows),
-only for folders whose file names one of those fields. Units are the scored open predictions of
+only for folders whose file names one of those fields; runs loaded with their raw rows (the full
+reader, the app) are read from those rows, not from the files again. Units are the scored open predictions of
 the report (a (run, item) pair); scores are put on the report's judge levels (`--judge-levels`:
 0, .25, .5, .75, 1, or the runner's 0, .5, 1) with the same coercion as the judge column; a score
 outside [0, 1] or off the levels is left out and counted (`excluded_off_scale`).
@@ -32,7 +33,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
@@ -52,6 +53,7 @@ from scorer.sections.base import ScoreContext, Table
 PREDICTIONS = "predictions.jsonl"
 MARKERS = (b'"judge_panel"', b'"judge_previous"')
 MARKER_PREFIX = b'"judge_p'  # what both field names start with
+FIELDS = ("judge_panel", "judge_previous")  # the same, as a loaded row's keys
 CURRENT, PREVIOUS = "current judge", "previous judge"
 THREE_LEVELS = (0.0, 0.5, 1.0)
 ROW_KEYS = ("compared", "kind", "coefficient", "rater_a", "rater_b", "raters", "weights", "level", "scale",
@@ -140,6 +142,25 @@ def _parse(line: bytes) -> Any:
             return None
 
 
+def _wanted_rows(data: bytes | Mapping[int, Mapping[str, Any]],
+                 lines: Mapping[int, tuple]) -> Iterator[tuple[tuple, Mapping[str, Any]]]:
+    """(unit, row) of the `lines` wanted, in line order: from a file's bytes, or from the rows of a
+    loaded run (line → raw row)."""
+    if isinstance(data, Mapping):
+        for line_no in sorted(lines):
+            row = data.get(line_no)
+            if isinstance(row, Mapping):
+                yield lines[line_no], row
+        return
+    for line_no, raw in enumerate(data.split(b"\n"), start=1):
+        unit = lines.get(line_no)
+        if unit is None:
+            continue
+        row = _parse(raw)
+        if isinstance(row, dict):
+            yield unit, row
+
+
 def read_judge_scores(ctx: ScoreContext) -> tuple[RaterTable | None, list[str]]:
     """The judges' scores carried in the report's scored open rows, or None when no row carries
     two judges' fields."""
@@ -149,10 +170,17 @@ def read_judge_scores(ctx: ScoreContext) -> tuple[RaterTable | None, list[str]]:
         return None, warnings
     import pandas as pd
 
-    hits: dict[str, bytes] = {}
+    hits: dict[str, bytes | dict[int, Mapping[str, Any]]] = {}
     is_open = frame["mode"].to_numpy() == "open"
+    # runs loaded with their raw rows (the full reader, the app): their rows, not the file again
+    held = {str(r.folder): r for r in ctx.runs if r.predictions and r.predictions[0].raw}
     # One search for the prefix both field names share, then the names themselves.
     for folder in pd.unique(frame["folder"].to_numpy()[is_open]):
+        run = held.get(folder)
+        if run is not None:
+            if any(f in p.raw for p in run.predictions for f in FIELDS):
+                hits[folder] = {p.line: p.raw for p in run.predictions}
+            continue
         path = os.path.join(folder, PREDICTIONS)
         try:
             with open(path, "rb") as fh:
@@ -173,14 +201,7 @@ def read_judge_scores(ctx: ScoreContext) -> tuple[RaterTable | None, list[str]]:
     per_unit: dict[tuple, dict[str, Any]] = {}
     bad_panel = off = 0
     for folder, data in hits.items():
-        lines = wanted.get(folder, {})
-        for line_no, raw in enumerate(data.split(b"\n"), start=1):
-            unit = lines.get(line_no)
-            if unit is None:
-                continue
-            row = _parse(raw)
-            if not isinstance(row, dict):
-                continue
+        for unit, row in _wanted_rows(data, wanted.get(folder, {})):
             if "judge_panel" in row and not (isinstance(row["judge_panel"], Mapping) and row["judge_panel"]):
                 bad_panel += 1
             judges = judges_in_row(row)

@@ -7,7 +7,8 @@ other table that names a run, Items about that run (with its Y / X / task when t
 
 Everything is computed by the scorer (scorer.scoring.build_context + run_sections, the code of
 `memscope score`; no second implementation) on the benchmark and runs the app already holds in
-memory — one context per recompute, never re-read from disk — in a thread worker, so the app stays
+memory — one context per recompute, no file re-read nor re-hashed (the inputs record reuses the
+hashes taken at load, AppState.input_hashes) — in a thread worker, so the app stays
 responsive; `R` recomputes (e.g. after new annotations). Sections are rendered generically: a
 section the registry gains (scorer/sections/registry.py) shows here without a change to this screen.
 """
@@ -143,6 +144,7 @@ class ScoresScreen(BaseScreen):
         self.final = False  # every section shown (tests and the bench wait for it)
         self.status_text = Text()
         self.ci_note: Text | None = None
+        self.inputs: dict = {}  # the inputs record of what is shown (scorer.scoring.inputs)
 
     def body(self) -> ComposeResult:
         yield Static(id="scores-status")
@@ -184,8 +186,9 @@ class ScoresScreen(BaseScreen):
         opts = ScoreOptions(names=dict(st.names), extra=dict(st.score_extra), **kw)
         call = self.app.call_from_thread
         try:
-            # the objects the app holds (no file re-read); one context for every stage below
-            ctx, inputs, warnings = build_context(st.bench, st.runs, st.db_path, opts)
+            # the objects the app holds and their files' hashes taken at load: no file re-read nor
+            # re-hashed; one context for every stage below
+            ctx, inputs, warnings = build_context(st.bench, st.runs, st.db_path, opts, hashes=st.input_hashes)
             first = [s for s in SECTIONS if s.name in FIRST]
             results = run_sections(ctx, first)
             call(self._show, results, inputs, warnings, False)
@@ -215,6 +218,7 @@ class ScoresScreen(BaseScreen):
         from scorer.sections.registry import title_of
         from tui.score_cells import backbone_of, matrix_index
 
+        self.inputs = inputs
         box = self.query_one("#scores-tables", Vertical)
         widgets = []
         for section in results:

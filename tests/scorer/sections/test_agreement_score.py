@@ -373,3 +373,32 @@ def test_judges_and_annotators_in_one_report(panel, tmp_path):
     heads = ["### LLM judge vs human verdicts", "### Human vs human verdicts", "### LLM judge vs LLM judge",
              "### X / Y label agreement"]
     assert [md.index(h) for h in heads] == sorted(md.index(h) for h in heads)
+
+
+def test_loaded_runs_give_the_same_judge_agreement_without_reading_their_files_again(tmp_path, monkeypatch):
+    """Runs loaded with their raw rows (the app) are read from those rows: the same pairs, counts and
+    warnings as from the files, and no run file opened again (issue 17 point 1)."""
+    import builtins
+
+    from scorer.load.hashes import file_hashes
+    from scorer.load.memeye import load_benchmark
+    from scorer.load.runs import load_runs
+    from scorer.scoring import build_context, run_sections
+    from scorer.sections.registry import select
+
+    test_off_scale_and_malformed_judge_scores_are_counted_not_used(tmp_path)  # writes the bench and runs
+    bench, runs = tmp_path / "bench", tmp_path / "runs"
+    ctx, _, _ = build_context(bench, [runs], needs_raw=False)  # the lean reader: no raw rows, files read again
+    (from_files,) = run_sections(ctx, select(["agreement"]))
+    loaded_bench, loaded_runs = load_benchmark(bench), load_runs([runs])
+    hashes = file_hashes(loaded_bench, loaded_runs)
+    opened = []
+    real_open = builtins.open
+    monkeypatch.setattr(builtins, "open", lambda f, *a, **k: opened.append(str(f)) or real_open(f, *a, **k))
+    ctx, _, _ = build_context(loaded_bench, loaded_runs, hashes=hashes)
+    (from_memory,) = run_sections(ctx, select(["agreement"]))
+    monkeypatch.undo()
+    assert not [f for f in opened if f.startswith(str(runs))]
+    assert from_memory.data["judge_vs_judge"] and from_memory.reason is None
+    assert repr(from_memory.data) == repr(from_files.data)
+    assert list(from_memory.warnings) == list(from_files.warnings) and from_files.warnings
