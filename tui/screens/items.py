@@ -54,6 +54,16 @@ class ItemsTable(DataTable):
         self.rows.clear()
         return super().clear(columns)
 
+    def _update_dimensions(self, new_rows) -> None:
+        # Every column here has a fixed width (fitted once to the screen), so measuring each new cell
+        # for an auto width — Textual's per-row loop, about a third of a filter change at 10,000 rows —
+        # changes nothing; the table's size is still computed from the widths.
+        rows = self.rows
+        if all(not c.auto_width for c in self.columns.values()) and not any(
+                (r := rows.get(k)) is not None and (r.auto_height or r.label is not None) for k in new_rows):
+            new_rows = ()
+        super()._update_dimensions(new_rows)
+
 
 def middle_cut(text: str, width: int) -> str:
     """`text` (shown literally) cut to `width` in the middle: "Collec…ant:10" keeps both ends."""
