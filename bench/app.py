@@ -38,6 +38,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from calibrate import calibration_ms  # bench/calibrate.py: the reference of every app bench
 
 REPO = Path(__file__).resolve().parents[1]
 TARGETS = {"demo": {"first_screen_s": 1.5}, "mosaic": {"first_screen_s": 3.0},
@@ -49,15 +50,6 @@ def rss_mb() -> float:
     with open("/proc/self/statm") as fh:
         pages = int(fh.read().split()[1])
     return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
-def calibration_ms() -> float:
-    """Wall time of a fixed pure-Python loop: how busy the machine was (compare runs by this)."""
-    t0 = time.perf_counter()
-    total = 0
-    for i in range(2_000_000):
-        total += i & 7
-    return round((time.perf_counter() - t0) * 1000, 1)
 
 
 def pct(values: list[float], q: float) -> float:

@@ -31,19 +31,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from calibrate import calibration_ms  # bench/calibrate.py: the reference of every app bench
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 TARGETS = {"scores_cell_to_items_ms": 300.0, "filter_change_ms": 100.0}
 COPIES = 11
-
-
-def calibration_ms() -> float:
-    t0 = time.perf_counter()
-    total = 0
-    for i in range(2_000_000):
-        total += i & 7
-    return round((time.perf_counter() - t0) * 1000, 1)
 
 
 def pct(values: list[float], q: float) -> float:

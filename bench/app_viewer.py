@@ -28,18 +28,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from calibrate import calibration_ms  # bench/calibrate.py: the reference of every app bench
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 TARGETS = {"first_picture_ms": 150.0, "zoom_step_ms": 50.0}
-
-
-def calibration_ms() -> float:
-    t0 = time.perf_counter()
-    total = 0
-    for i in range(2_000_000):
-        total += i & 7
-    return round((time.perf_counter() - t0) * 1000, 1)
 
 
 def make_source(folder: Path, fmt: str) -> Path:
