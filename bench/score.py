@@ -1,6 +1,6 @@
 """Benchmark `memscope score` (issue 3, point 8). Prints one JSON object of figures.
 
-    python bench/score.py [--resamples 10000] [--repeat 3] [--skip-million] [--workdir DIR]
+    python bench/score.py [--resamples 10000] [--repeat 3] [--skip-million] [--workdir DIR] [--data DIR]
 
 1. MemEye scale (fixtures/synth.py --scale memeye: 371 items × 2 modes × 13 methods × 4 backbones,
    four rotations per MCQ row) plus a synthetic annotation store (a 72-pair judge study, two
@@ -260,11 +260,11 @@ def floor_ratios(bench: Path, runs: Path, work: Path, repeat: int) -> dict:
         imp = bare_import()
         parse, n = orjson_parse(runs)
         base = [sys.executable, "-m", "scorer", "score", str(bench), "--runs", str(runs), "--format", "json"]
-        t_def = run_timed([*base, "--out", str(work / f"default{i}")])[0]
+        t_def, _, cpu_def, _ = run_timed([*base, "--out", str(work / f"default{i}")])
         t_old = run_timed([*base, "--sections", OLD_SECTIONS, "--out", str(work / f"old{i}")])[0]
         reader = json.loads((work / f"default{i}" / "report.json").read_text())["inputs"]["runs"]["reader"]
         out.append({"load_average": la, "import_s": round(imp, 3), "orjson_parse_s": round(parse, 3), "rows": n,
-                    "default_s": round(t_def, 3), "default_reader": reader,
+                    "default_s": round(t_def, 3), "default_cpu_s": round(cpu_def, 3), "default_reader": reader,
                     "default_vs_import": round(t_def / imp, 2), "default_vs_import_parse": round(t_def / (imp + parse), 2),
                     "pre_mosaic_sections_s": round(t_old, 3),
                     "pre_mosaic_vs_import": round(t_old / imp, 2),
@@ -273,10 +273,10 @@ def floor_ratios(bench: Path, runs: Path, work: Path, repeat: int) -> dict:
     return {"runs": out, "median": med, "targets": {"vs_import": 4.0, "vs_import_parse": 2.0}}
 
 
-def million_floor(runs: Path, work: Path, bench: Path, args: argparse.Namespace) -> dict:
+def million_floor(runs: Path, work: Path, bench: Path, args: argparse.Namespace, data: Path | None = None) -> dict:
     """Issue 19: 1M rows (--million-sections) against the single-core orjson parse of the same files
-    (target ≤ 3×), each repetition back to back."""
-    big = work / "million"
+    (target ≤ 3×), each repetition back to back. The run set is kept in `data` (default `work`)."""
+    big = (data or work) / "million"
     if not big.is_dir():
         million(runs, big)
     cmd = [sys.executable, "-m", "scorer", "score", str(bench), "--runs", str(big), "--resamples", str(args.resamples),
@@ -285,8 +285,9 @@ def million_floor(runs: Path, work: Path, bench: Path, args: argparse.Namespace)
     for _ in range(args.floor_repeat):
         la = load()[0]
         parse, n = orjson_parse(big)
-        t = run_timed(cmd)[0]
+        t, _, cpu, _ = run_timed(cmd)
         out.append({"load_average": la, "rows": n, "orjson_parse_s": round(parse, 2), "score_s": round(t, 2),
+                    "score_cpu_s": round(cpu, 2),
                     "score_vs_parse": round(t / parse, 2)})
     return {"runs": out, "median_score_vs_parse": round(statistics.median(r["score_vs_parse"] for r in out), 2),
             "target": 3.0}
@@ -302,6 +303,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--million-sections", default="matrix,position_bias",
                     help="sections for the 1M-row run (caption_proof adds ~15,800 CIs over 104 backbones)")
     ap.add_argument("--workdir", type=Path, help="keep the generated data here (default: a temp folder)")
+    ap.add_argument("--data", type=Path,
+                    help="read the generated inputs from here and generate those missing here (memeye/, "
+                         "memeye.db, million/; default --workdir): reports are still written to --workdir")
     ap.add_argument("--floor-repeat", type=int, default=5,
                     help="repetitions of the floor ratios (issue 19: default score vs import / parse; 1M rows vs parse)")
     ap.add_argument("--only-floor", action="store_true", help="only the issue-19 floor ratios")
@@ -312,21 +316,23 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     compile_sources()
     figures: dict = {"cpus": os.cpu_count(), "load_before": load()}
-    bench = work / "memeye"
+    data = args.data or work
+    data.mkdir(parents=True, exist_ok=True)
+    bench = data / "memeye"
     if not (bench / "runs").is_dir():
         subprocess.run([sys.executable, str(REPO / "fixtures" / "synth.py"), "--scale", "memeye", "--out", str(bench)],
                        check=True, capture_output=True)
     runs = bench / "runs"
-    db = work / "memeye.db"
-    if not db.exists():
-        events = annotations(bench, runs, work / "annotations.jsonl")
+    db = data / "memeye.db"
+    if not db.exists() and not args.only_floor:  # the floor ratios read no annotations
+        events = annotations(bench, runs, data / "annotations.jsonl")
         subprocess.run([sys.executable, "-m", "scorer", "annotations", "import", str(events), "--db", str(db)],
                        check=True, capture_output=True, cwd=REPO)
     if "memeye" in args.floor_parts:
         figures["floor"] = floor_ratios(bench, runs, work, args.floor_repeat)
     if args.only_floor:
         if not args.skip_million and "million" in args.floor_parts:
-            figures["million_floor"] = million_floor(runs, work, bench, args)
+            figures["million_floor"] = million_floor(runs, work, bench, args, data)
         figures["load_after"] = load()
         print(json.dumps(figures, indent=1))
         tmp.cleanup()
@@ -354,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
                                             "note": "every section, incl. evidence diagnostics (full reader)"}
     figures["paired_bootstrap_vs_scipy"] = bootstrap_vs_scipy(bench, runs, args.resamples, max(args.repeat, 5))
     if not args.skip_million:
-        big = work / "million"
+        big = data / "million"
         if not big.is_dir():
             figures_rows = million(runs, big)
         else:
@@ -365,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
         t_big, m_big, c_big, _ = run_timed(big_cmd)
         # Memory from a second run: reading every process's smaps_rollup costs CPU, kept out of the timing.
         _, _, _, tree_big = run_timed(big_cmd, sample_tree=True)
-        figures["million_floor"] = million_floor(runs, work, bench, args)
+        figures["million_floor"] = million_floor(runs, work, bench, args, data)
         rep = json.loads((work / "out_million" / "report.json").read_text())
         figures["million_rows"] = {"rows": rep["inputs"]["rows"]["scored"], "built_rows": figures_rows,
                                    "sections": args.million_sections, "reader": rep["inputs"]["runs"]["reader"],

@@ -86,3 +86,128 @@ def fork_map(func: Callable[[Any], Any], items: Sequence[Any], workers: int,
         if not ok:
             results[i] = func(items[i])
     return results
+
+
+def _claim_from(queues: Sequence[tuple[Any, Sequence[int]]]) -> int | None:
+    """The next unclaimed item of the first queue that has one ((shared counter, item order) pairs,
+    shared by every process forked from here); None when all are taken."""
+    for counter, order in queues:
+        with counter.get_lock():
+            k = counter.value
+            if k < len(order):
+                counter.value = k + 1
+                return order[k]
+    return None
+
+
+def _left(queue: tuple[Any, Sequence[int]]) -> bool:
+    counter, order = queue
+    with counter.get_lock():
+        return counter.value < len(order)
+
+
+def _fork_child(queues: Sequence[tuple[Any, Sequence[int]]], func: Callable[[Any], Any], items: Sequence[Any],
+                folder: str) -> int:
+    """Fork a process that computes the items it claims from `queues`, each result pickled into
+    `folder`/<index>.pkl (a file, not a pipe: nothing waits for the parent to read); its pid."""
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 0
+    try:  # the child: never returns into the caller's code
+        _one_blas_thread()
+        while (i := _claim_from(queues)) is not None:
+            try:
+                blob = pickle.dumps(func(items[i]), protocol=pickle.HIGHEST_PROTOCOL)
+            except Exception:  # noqa: BLE001 — recomputed by the parent, which raises it properly
+                continue
+            tmp = os.path.join(folder, f"{i}.tmp")
+            with open(tmp, "wb") as fh:
+                fh.write(blob)
+            os.rename(tmp, os.path.join(folder, f"{i}.pkl"))
+    except BaseException:  # noqa: BLE001 — interrupted or killed: what it did not write is recomputed
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def fork_staged(func: Callable[[Any], Any], items: Sequence[Any], workers: int, first: Sequence[int],
+                later: Sequence[int], stage: Callable[[], Any] | None = None) -> list[Any]:
+    """[func(x) for x in items] by this process and `workers` − 1 forked ones, where the items in
+    `later` need `stage()` to have run (shared data it computes in this process) and those in
+    `first` do not: the forked processes start on `first` at once while this process runs `stage`;
+    this process then takes `later` items, then what is left of `first`, and forks helpers (which
+    inherit what `stage` computed) if the others run out of work while `later` items wait. Each
+    list is in the order to take items (longest first). Results come back in input order; only
+    the forked processes' results are pickled. An item that fails or whose process dies is
+    computed again here, in input order, so an error surfaces as it would without workers."""
+    n = len(items)
+    if sorted([*first, *later]) != list(range(n)):
+        raise ValueError("first and later must split the items' indices")
+    if workers <= 1 or n <= 1 or not can_fork():
+        if stage is not None:
+            stage()
+        return [func(x) for x in items]
+    import gc
+    import shutil
+    import signal
+    import tempfile
+
+    from threadpoolctl import threadpool_limits
+
+    mp = multiprocessing.get_context("fork")
+    now, after = (mp.Value("i", 0), list(first)), (mp.Value("i", 0), list(later))
+    results: dict[int, Any] = {}
+    running: set[int] = set()
+    folder = tempfile.mkdtemp(prefix="memscope-sections-")
+
+    def spawn(queues: Sequence[tuple[Any, Sequence[int]]]) -> None:
+        gc.freeze()  # the children's collector leaves the parent's objects (and their pages) alone
+        try:
+            for _ in range(workers - 1):
+                running.add(_fork_child(queues, func, items, folder))
+        except OSError:  # cannot fork (resources): this process computes what is left
+            pass
+
+    def reap() -> None:
+        for pid in list(running):
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                running.discard(pid)
+
+    try:
+        if first:
+            spawn([now])
+        if stage is not None:
+            stage()
+        with threadpool_limits(limits=1):  # one BLAS thread each, as in the forked processes
+            while (i := _claim_from([after, now])) is not None:
+                reap()
+                if not running and _left(after):  # the others are done: helpers for what waits
+                    spawn([after, now])
+                try:
+                    results[i] = func(items[i])
+                except Exception:  # noqa: BLE001 — computed again below, in input order
+                    pass
+            for pid in list(running):
+                os.waitpid(pid, 0)
+                running.discard(pid)
+    finally:
+        for pid in running:  # interrupted: stop the forked processes
+            try:
+                os.kill(pid, signal.SIGTERM)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+        gc.unfreeze()
+        try:
+            found = {}
+            for name in os.listdir(folder):
+                if name.endswith(".pkl"):
+                    with open(os.path.join(folder, name), "rb") as fh:
+                        found[int(name[:-4])] = fh.read()
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+    for i, blob in found.items():
+        if i not in results:
+            results[i] = pickle.loads(blob)
+    return [results[i] if i in results else func(items[i]) for i in range(n)]

@@ -60,6 +60,14 @@ class EmbeddingCache:
         with self.db:
             self.db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
 
+    def put_rows(self, model: str, keys: Sequence[str], vecs: np.ndarray) -> None:
+        """keys[i] → vecs[i] (a 2-D float32 array), in one transaction."""
+        vecs = np.ascontiguousarray(vecs, dtype=np.float32)
+        dim = int(vecs.shape[1])
+        with self.db:
+            self.db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
+                                [(model, k, dim, v.tobytes()) for k, v in zip(keys, vecs)])
+
     def count(self, model: str | None = None) -> int:
         if model is None:
             return self.db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]

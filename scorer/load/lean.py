@@ -26,7 +26,8 @@ import numpy as np
 from scorer.errors import DataError, UserError
 from scorer.forked import worker_count
 from scorer.load.jsonio import loads, parse_json, read_regular
-from scorer.load.lean_columns import NUMERIC, Columns, ItemTable, JoinedRows, row_columns
+from scorer.load.joined_rows import JoinedRows
+from scorer.load.lean_columns import NUMERIC, Columns, ItemTable, row_columns
 from scorer.load.parallel import read_parts
 from scorer.load.row_checks import lenient_row, row_problems
 from scorer.load.runs import PREDICTIONS, find_run_folders, gc_paused, run_identity
@@ -100,12 +101,15 @@ class _Runtime(msgspec.Struct):
     history_source: Any = None
 
 
-# With the evidence sections (scorer.load.lean_columns.EVIDENCE_FIELDS): the same fields, and what
-# those sections read, in the same single parse.
+# With the evidence sections (scorer.load.joined_rows.EVIDENCE_FIELDS): the same fields, and what
+# those sections read, in the same single parse. The retrieval logs are kept as their JSON text
+# (msgspec.Raw: not parsed here), to be written into the chunk's evidence JSON
+# (scorer.load.joined_rows.evidence_json) and parsed only when the sections read them.
 _EvRow = msgspec.defstruct("_EvRow", [
     *((name, Any, None) for name in ("task", "mode", "idx", "question", "gt", "pred", "valid_choice", "abstained",
-                                     "choice", "question_id", "retrieved", "delivered", "context_round_ids",
-                                     "clue_rounds", "history_source")),
+                                     "choice", "question_id")),
+    *((name, msgspec.Raw, None) for name in ("retrieved", "delivered", "context_round_ids", "clue_rounds",
+                                             "history_source")),
     ("rotations", list[_RotationFull] | None, None),
     ("method_runtime", _Runtime | None, None),
     *((name, _Number, None) for name in NUMERIC),

@@ -6,7 +6,6 @@ chunks expanded into the frame's columns (scorer.load.frame.COLUMNS) once at the
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
@@ -14,8 +13,9 @@ import numpy as np
 
 from scorer.load.frame import COLUMNS
 from scorer.load.join import logged_question, question_id_of, question_matches
+from scorer.load.joined_rows import EvidenceRows, JoinedRows, evidence_json, evidence_of_dict
 from scorer.load.row_checks import SCORE_FIELDS
-from scorer.model import X_LABELS, Y_LABELS, Benchmark, Item, Prediction, Run
+from scorer.model import X_LABELS, Y_LABELS, Benchmark, Item, Run
 from scorer.model.rows import SHARED_LETTERS, choices_of_row, num, row_text
 from scorer.names import display_name
 
@@ -58,67 +58,6 @@ class ItemTable:
         self.arrays = {c: _object_array(v) if c != "answerable" else np.array(v, dtype=bool) for c, v in cols.items()}
 
 
-# The fields of a row the evidence, delivery, recency, abstention and gates sections read (through
-# scorer.model.Prediction: retrieved, delivered, rotations, abstained, pred, choice, em, judge), and
-# the ones of its `method_runtime` object they read. A row's evidence is these fields only: a
-# Prediction over them reads the same values as one over the whole row.
-EVIDENCE_FIELDS = ("retrieved", "delivered", "context_round_ids", "clue_rounds", "history_source", "rotations",
-                   "abstained", "pred", "choice", "em", "judge")
-RUNTIME_FIELDS = ("seed_round_ids", "top_candidates", "selected_round_ids", "history_source")
-ROTATION_FIELDS = ("rotation_idx", "choice", "correct_position", "em", "pred")
-
-
-JOINED = "joined_rows"  # the ScoreContext.memo key the scorer keeps a read's JoinedRows under
-
-
-@dataclass
-class JoinedRows:
-    """Every joined row (in the frame's order, before the scorer drops repeated items) with what the
-    evidence sections read: `rows[i]` is a Prediction (runs read whole) or the row's EVIDENCE_FIELDS
-    as a dict (the lean reader); `run` indexes the runs read, `item` and `gate` the ItemTable (`gate`:
-    the item as scorer.metrics.gates joins a row, by task and idx, -1 for none or an open row)."""
-
-    run: np.ndarray
-    mode: list[str]
-    item: np.ndarray
-    gate: np.ndarray
-    idx: np.ndarray
-    line: np.ndarray
-    rows: list
-    items: list[Item]
-
-    def prediction(self, i: int) -> Prediction:
-        r = self.rows[i]
-        if r.__class__ is Prediction:
-            return r
-        return Prediction(self.items[self.item[i]].task, self.mode[i], int(self.idx[i]), int(self.line[i]), r)
-
-
-def _evidence_of_dict(row: dict) -> dict:
-    ev = {k: row[k] for k in EVIDENCE_FIELDS if k in row}
-    rt = row.get("method_runtime")
-    if rt is not None:
-        ev["method_runtime"] = {k: rt[k] for k in RUNTIME_FIELDS if k in rt} if rt.__class__ is dict else rt
-    return ev
-
-
-def _evidence_of_struct(row: Any) -> dict:
-    """The same dict from a row decoded by the lean reader's evidence schema (None = absent: every
-    reader of these fields treats a null as a missing field)."""
-    ev = {}
-    for k in EVIDENCE_FIELDS:
-        v = getattr(row, k)
-        if v is not None:
-            ev[k] = v
-    rots = row.rotations
-    if rots is not None:
-        ev["rotations"] = [{k: getattr(r, k) for k in ROTATION_FIELDS} for r in rots]
-    rt = row.method_runtime
-    if rt is not None:
-        ev["method_runtime"] = {k: getattr(rt, k) for k in RUNTIME_FIELDS}
-    return ev
-
-
 def _object_array(values: list) -> np.ndarray:
     out = np.empty(len(values), dtype=object)
     out[:] = values  # element-wise: tuples stay tuples
@@ -140,7 +79,10 @@ class Columns:
             self.runs[c].append(chunk["run"][c])
         self.runs["n"].append(chunk["n"])
         for c in self.lists:
-            self.lists[c].extend(chunk[c])
+            if c == "ev":  # one segment per chunk (scorer.load.joined_rows.EvidenceRows)
+                self.lists[c].append(chunk[c])
+            else:
+                self.lists[c].extend(chunk[c])
         for c in self.arrays:
             self.arrays[c].append(chunk[c])
 
@@ -169,8 +111,8 @@ class Columns:
         cat = {c: (np.concatenate(self.arrays[c]) if self.arrays[c] else np.zeros(0, dtype=np.int64)).astype(np.int64)
                for c in ("item", "gate", "idx", "line")}
         return JoinedRows(run=np.repeat(np.arange(len(counts), dtype=np.int64), counts), mode=self.lists["mode"],
-                          item=cat["item"], gate=cat["gate"], idx=cat["idx"], line=cat["line"], rows=self.lists["ev"],
-                          items=items.items)
+                          item=cat["item"], gate=cat["gate"], idx=cat["idx"], line=cat["line"],
+                          rows=EvidenceRows(self.lists["ev"]), items=items.items)
 
     def frame(self, items: ItemTable) -> pd.DataFrame:
         arr = {c: (np.concatenate(v) if v else np.zeros(0)) for c, v in self.arrays.items()}
@@ -260,8 +202,7 @@ def row_columns(rows: list, lines: list[int], run: Run, names: Mapping[str, str]
     if evidence:
         # The evidence fields of each kept row, and the item the gates section joins an MCQ row to
         # (by "<task>:<idx>" only, as scorer.metrics.gates does).
-        to_ev = _evidence_of_struct if fast else _evidence_of_dict
-        ev_rows = [to_ev(rows[i]) for i in keep]
+        ev_rows: bytes | list = evidence_json(rows, keep) if fast else [evidence_of_dict(rows[i]) for i in keep]
         by_id = table.mcq_by_id
         gate_pos = np.array([by_id.get(f"{tasks[i]}:{idxs[i]}", by_id.get(f"{task}:{idxs[i]}", -1))
                              if modes[i] == "mcq" else -1 for i in keep], dtype=np.int64)

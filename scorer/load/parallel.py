@@ -26,12 +26,13 @@ def _claim() -> int | None:
     return i
 
 
-def _claim_and_read(_: int) -> list[tuple[int, Any]]:
-    """Worker: read parts until none is left."""
-    out = []
-    while (i := _claim()) is not None:
-        out.append((i, _STATE["work"](_STATE["parts"][i])))
-    return out
+def _claim_and_read(_: int) -> tuple[int, Any] | None:
+    """Worker: read the next unread part (None when none is left). One part per task, so that each
+    part's result travels back while the workers read on, not all at the end."""
+    i = _claim()
+    if i is None:
+        return None
+    return i, _STATE["work"](_STATE["parts"][i])
 
 
 def read_parts(parts: Sequence[Sequence[Any]], n_processes: int, work: Callable[[Sequence[Any]], Any],
@@ -40,16 +41,18 @@ def read_parts(parts: Sequence[Sequence[Any]], n_processes: int, work: Callable[
     """[work(part) for part in parts], in order. This process and `n_processes` − 1 forked workers
     claim parts from a shared counter; this process first runs `meanwhile` (if given) and reads
     what is left by then. `progress(done, total)` counts the items of the parts this process has
-    read. A worker that dies leaves its parts to be read here; `work` reports its own errors in
-    its result (an exception in a worker loses that worker's parts, which are then read again here,
-    where it is raised)."""
+    read. A worker that dies leaves its
+    parts to be read here; `work` reports its own errors in its result (an exception in a
+    worker loses that part, which is then read again here, where it is raised)."""
     counter = multiprocessing.get_context("fork").Value("i", 0)
     _STATE.update(work=work, parts=parts, next=counter)
     results: dict[int, Any] = {}
     done = 0
     try:
         with ProcessPoolExecutor(n_processes - 1, mp_context=multiprocessing.get_context("fork")) as pool:
-            futures = [pool.submit(_claim_and_read, k) for k in range(n_processes - 1)]
+            # One task per part (a task claims the next part, or returns None when none is left):
+            # each result is sent, and unpickled by the pool's thread here, while the others read on.
+            futures = [pool.submit(_claim_and_read, k) for k in range(len(parts))]
             if meanwhile is not None:
                 meanwhile()
             while (i := _claim()) is not None:
@@ -59,9 +62,11 @@ def read_parts(parts: Sequence[Sequence[Any]], n_processes: int, work: Callable[
                     progress(done, total)
             for fut in futures:
                 try:
-                    results.update(fut.result())
+                    got = fut.result()
                 except Exception:  # noqa: BLE001 — a broken pool: its parts are read below
-                    pass
+                    continue
+                if got is not None:
+                    results[got[0]] = got[1]
         for i, part in enumerate(parts):
             if i not in results:
                 results[i] = work(part)

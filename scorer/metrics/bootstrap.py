@@ -20,9 +20,12 @@ from scorer.metrics.constants import DEFAULT_RESAMPLES, DEFAULT_SEED
 from scorer.metrics.resample import (
     DEFAULT_CONFIDENCE,
     MAX_CELLS,
+    one_blas_thread,
     percentile_ci,
+    percentile_rows,
     resample_counts,
     resample_indices,
+    transposed,
 )
 
 
@@ -185,6 +188,101 @@ def two_sample_diff_ci(
     mean_a, mean_b = float(xa.mean()), float(xb.mean())
     res = _finish(mean_a - mean_b, ma - mb, int(xa.size), resamples, seed, confidence)
     return TwoSampleCI(**_fields(res), n_b=int(xb.size), mean_a=mean_a, mean_b=mean_b)
+
+
+def paired_diff_cis(
+    pairs: Sequence[tuple],
+    clusters: Sequence[Hashable] | np.ndarray | None = None,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = DEFAULT_CONFIDENCE,
+    max_cells: int = MAX_CELLS,
+) -> list[PairedCI]:
+    """[paired_diff_ci(a, b, clusters, …) for each pair], equal value for value (==, not
+    approximately), on draws shared by every pair with as many units. A pair is (a, b) or
+    (a, b, its own clusters); `clusters` is the default of pairs without.
+
+    Where a pair's unit sums are exact in floating point in any order (`exact_sums`: 0/1 metrics,
+    judge quarters, …) its resampled means come from one product of the shared multiplicity
+    counts with a matrix holding every such pair (one column each) and its percentiles from one
+    sort of all of them; any other pair is computed by paired_diff_ci itself, so no result
+    depends on a summation order."""
+    _check_common(resamples, confidence)
+    out: list[PairedCI | None] = [None] * len(pairs)
+    # n_units → [(pair index, a, b, unit sums, unit sizes or None, n_clusters)]
+    groups: dict[int, list[tuple]] = {}
+    for j, pair in enumerate(pairs):
+        a, b, cl = pair if len(pair) == 3 else (*pair, clusters)
+        xa, xb = _as_values(a, "a"), _as_values(b, "b")
+        if xa.shape != xb.shape:
+            raise ValueError(f"paired inputs differ in length: {xa.size} vs {xb.size}")
+        if xa.size == 0:
+            out[j] = paired_diff_ci(xa, xb, cl, resamples, seed, confidence, max_cells)
+            continue
+        codes, n_units = _cluster_codes(cl, xa.size)
+        sums = xa - xb
+        sizes = None
+        if codes is not None:
+            sums, sizes = np.bincount(codes, weights=sums, minlength=n_units), np.bincount(codes, minlength=n_units)
+        if isinstance(seed, (int, np.integer)) and exact_sums(sums, n_units):
+            groups.setdefault(n_units, []).append((j, xa, xb, sums, sizes, None if codes is None else n_units))
+        else:
+            out[j] = paired_diff_ci(xa, xb, cl, resamples, seed, confidence, max_cells)
+    for n_units, members in groups.items():
+        sums = np.column_stack([m[3] for m in members])
+        sizes = None
+        if any(m[4] is not None for m in members):
+            sizes = np.column_stack([np.ones(n_units) if m[4] is None else m[4].astype(float) for m in members])
+        dist = resampled_unit_means(sums, sizes, resamples, int(seed), max_cells)
+        if not np.isfinite(dist).all():  # cannot happen with finite sums; paired_diff_ci drops those
+            for j, xa, xb, *_ in members:
+                out[j] = paired_diff_ci(xa, xb, pairs[j][2] if len(pairs[j]) == 3 else clusters,
+                                        resamples, seed, confidence, max_cells)
+            continue
+        low, high = percentile_rows(dist, confidence)
+        for row, (j, xa, xb, _, _, n_clusters) in enumerate(members):
+            out[j] = PairedCI(float((xa - xb).mean()), float(low[row]), float(high[row]), int(xa.size), resamples,
+                              seed, confidence, n_clusters, None, 0, mean_a=float(xa.mean()), mean_b=float(xb.mean()))
+    return out  # type: ignore[return-value]
+
+
+def exact_sums(values: np.ndarray, n_units: int, max_shift: int = 8) -> bool:
+    """Whether every weighted sum Σ w_i·values_i with non-negative integer weights totalling at
+    most `n_units` is exact in float64, whatever the order of summation: the values are multiples
+    of one power of two 2^−s (s ≤ max_shift) and n_units·max|v|·2^s < 2^53."""
+    v = np.asarray(values, dtype=float)
+    if v.size == 0:
+        return True
+    if not np.isfinite(v).all():
+        return False
+    top = float(np.abs(v).max())
+    for shift in range(max_shift + 1):
+        scaled = v * float(2 ** shift)  # exact: a power of two
+        if np.array_equal(scaled, np.rint(scaled)):
+            return n_units * top * 2.0 ** shift < 2.0 ** 53
+    return False
+
+
+def resampled_unit_means(
+    sums: np.ndarray,
+    sizes: np.ndarray | None,
+    resamples: int,
+    seed: int,
+    max_cells: int = MAX_CELLS,
+) -> np.ndarray:
+    """(columns, resamples): each column's resampled mean Σ w·sums / Σ w·sizes (sizes None: every
+    unit one item, the mean Σ w·sums / n_units; else one column of sizes per column of sums) on
+    the shared multiplicity counts of (n_units, resamples, seed). Equal to the index-draw means of
+    `_resampled_means` where the sums are exact (`exact_sums`); otherwise within floating-point
+    summation order."""
+    n_units = sums.shape[0]
+    parts = []
+    with one_blas_thread(resamples * sums.size):
+        for w in resample_counts(n_units, resamples, seed, max(1, max_cells * n_units // (n_units + sums.shape[1])),
+                                 dtype=float):
+            with np.errstate(invalid="ignore", divide="ignore"):
+                parts.append((w @ sums) / n_units if sizes is None else (w @ sums) / (w @ sizes))
+    return transposed(parts)
 
 
 def win_tie_loss(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, tol: float = 1e-9) -> WinTieLoss:

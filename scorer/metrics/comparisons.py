@@ -21,7 +21,8 @@ import pandas as pd
 
 from scorer.metrics.bootstrap import PairedCI, TwoSampleCI
 from scorer.metrics.constants import DEFAULT_RESAMPLES, DEFAULT_SEED
-from scorer.metrics.resample import DEFAULT_CONFIDENCE, MAX_CELLS, percentile_ci, percentile_rows, resample_counts
+from scorer.metrics.resample import (DEFAULT_CONFIDENCE, MAX_CELLS, chunk_rows, one_blas_thread, percentile_ci,
+                                     percentile_rows, resample_counts, transposed)
 
 LOW_X = ("X1", "X2")
 HIGH_X = ("X3", "X4")
@@ -74,6 +75,11 @@ class PairedPlan:
     def run(self) -> dict[Hashable, PairedCI]:
         if self.resamples < 1:
             raise ValueError(f"resamples must be >= 1, got {self.resamples}")
+        work = self.resamples * sum(j.sums.size for j in self.jobs.values())  # Σ units × comparisons
+        with one_blas_thread(work):
+            return self._run()
+
+    def _run(self) -> dict[Hashable, PairedCI]:
         out: dict[Hashable, PairedCI] = {}
         by_units: dict[int, list[Hashable]] = {}
         for key, job in self.jobs.items():
@@ -82,16 +88,22 @@ class PairedPlan:
                                     undefined_reason="no items")
             else:
                 by_units.setdefault(job.sums.size, []).append(key)
+        buffer = np.empty(0)  # the float counts of every n in turn: one allocation, not one per n
         for n_units, keys in by_units.items():
             sums = np.column_stack([self.jobs[k].sums for k in keys])
             unit_items = all(self.jobs[k].n_clusters is None for k in keys)
             sizes = None if unit_items else np.column_stack([self.jobs[k].sizes for k in keys])
             parts = []
-            for w in resample_counts(n_units, self.resamples, self.seed, self.max_cells, dtype=float):
+            need = min(self.resamples, chunk_rows(n_units, self.resamples, self.max_cells)) * n_units
+            if buffer.size < need:
+                buffer = np.empty(need)
+            for w in resample_counts(n_units, self.resamples, self.seed, self.max_cells, dtype=float, buffer=buffer):
                 with np.errstate(invalid="ignore", divide="ignore"):
                     # Items as units: every resample holds n_units items, so the mean is Σ / n.
-                    parts.append((w @ sums) / n_units if unit_items else (w @ sums) / (w @ sizes))
-            dist = np.ascontiguousarray(np.concatenate(parts).T)  # one row per comparison
+                    part = w @ sums
+                    part /= n_units if unit_items else (w @ sizes)
+                    parts.append(part)
+            dist = transposed(parts)  # row per comparison
             finite = np.isfinite(dist)
             all_finite = bool(finite.all())
             if all_finite:
@@ -105,11 +117,16 @@ class PairedPlan:
                     dropped = int(dist.shape[1] - ok.size)
                     low, high = percentile_ci(ok, self.confidence) if ok.size else (None, None)
                 out[key] = PairedCI(
-                    estimate=float((job.a - job.b).mean()), ci_low=low, ci_high=high, n=int(job.a.size),
+                    estimate=_mean(job.a - job.b), ci_low=low, ci_high=high, n=int(job.a.size),
                     resamples=self.resamples, seed=self.seed, confidence=self.confidence,
-                    n_clusters=job.n_clusters, dropped=dropped, mean_a=float(job.a.mean()), mean_b=float(job.b.mean()),
+                    n_clusters=job.n_clusters, dropped=dropped, mean_a=_mean(job.a), mean_b=_mean(job.b),
                 )
         return out
+
+
+def _mean(x: np.ndarray) -> float:
+    """float(x.mean()) of a 1-D float array, the same sum and division without its overhead."""
+    return float(np.add.reduce(x)) / x.size
 
 
 @dataclass
@@ -201,6 +218,27 @@ def _has(col: pd.Series, wanted: tuple[str, ...] | None) -> np.ndarray:
     return np.fromiter((bool(w.intersection(v)) for v in col), dtype=bool, count=len(col))
 
 
+def slice_masks(labels: pd.DataFrame, slices: Iterable[Slice]) -> dict[Slice, np.ndarray]:
+    """{slice: slice.members(labels)} for every slice, each label's membership computed once
+    (a slice's mask is the OR of its labels' over x, AND-ed with its y label's)."""
+    cols = {"x": labels["x"].tolist(), "y": labels["y"].tolist()}
+    n = len(labels)
+    has: dict[tuple[str, str], np.ndarray] = {}
+
+    def of(axis: str, wanted: tuple[str, ...] | None) -> np.ndarray:
+        if wanted is None:
+            return np.ones(n, dtype=bool)
+        mask = np.zeros(n, dtype=bool)
+        for label in wanted:
+            m = has.get((axis, label))
+            if m is None:
+                m = has[(axis, label)] = np.fromiter((label in v for v in cols[axis]), dtype=bool, count=n)
+            mask |= m
+        return mask
+
+    return {sl: of("x", _xs(sl.x)) & of("y", None if sl.y == "all" else (sl.y,)) for sl in slices}
+
+
 def caption_slices(x_levels: Iterable[str], y_levels: Iterable[str]) -> list[Slice]:
     """Every (X, Y) cell, every X level, low-X, high-X and all items (DESIGN §5 caption-proof gain)."""
     xs, ys = sorted(set(x_levels)), sorted(set(y_levels))
@@ -226,6 +264,60 @@ def scores_by_method(frame: pd.DataFrame, metric: str, mode: str) -> dict[tuple[
     """{(backbone, method): item scores indexed by item_id (sorted)}, computed once."""
     scores = item_scores(frame, metric, mode)
     return {k: g.set_index("item_id")[metric] for k, g in scores.groupby(["backbone", "method"], sort=True)}
+
+
+@dataclass(frozen=True)
+class DenseScores:
+    """One metric's item scores on one mode as dense columns: `ids` the scored items (sorted, as
+    item_scores sorts them), `columns` (backbone, method) → one score per id (NaN: not scored by
+    that method; several rows of one item averaged as item_scores does), `labels` item_labels of
+    the ids in their order. What scores_by_method gives, without a Series per method."""
+
+    ids: np.ndarray
+    columns: dict[tuple[str, str], np.ndarray]
+    labels: pd.DataFrame
+
+
+def dense_scores(frame: pd.DataFrame, metric: str, mode: str, labels: pd.DataFrame | None = None) -> DenseScores:
+    """`labels`: item_labels(frame, mode) when the caller has them."""
+    keep = ((frame["mode"] == mode) & frame[metric].notna()).to_numpy(bool)
+    sub = frame.loc[keep, ["backbone", "method", "item_id", metric]]
+    item, ids = pd.factorize(sub["item_id"], sort=True)
+    pair_codes, pairs = pd.MultiIndex.from_arrays([sub["backbone"], sub["method"]]).factorize(sort=True)
+    key = pair_codes.astype(np.int64) * max(len(ids), 1) + item
+    values = sub[metric].to_numpy(float)
+    if np.unique(key).size < key.size:  # an item with several rows: their mean, as item_scores takes it
+        scores = item_scores(frame, metric, mode)
+        item = pd.Index(ids).get_indexer(scores["item_id"])
+        pair_codes = pairs.get_indexer(pd.MultiIndex.from_frame(scores[["backbone", "method"]]))
+        values = scores[metric].to_numpy(float)
+    dense = np.full((len(pairs), len(ids)), np.nan)
+    dense[pair_codes, item] = values
+    labels = item_labels(frame, mode) if labels is None else labels
+    labels = labels.iloc[pd.Index(labels["item_id"]).get_indexer(ids)]
+    ids = np.asarray(ids, dtype=object)
+    return DenseScores(ids, {tuple(p): dense[i] for i, p in enumerate(pairs)}, labels)
+
+
+def add_dense_slices(
+    plan: PairedPlan,
+    key: tuple,
+    a: np.ndarray,
+    b: np.ndarray,
+    members: Mapping[Slice, np.ndarray],
+    clusters: np.ndarray | None = None,
+) -> list[tuple]:
+    """add_slices on dense columns (DenseScores): one comparison per slice over the items both
+    `a` and `b` scored (not NaN), in id order; `members` a boolean mask over the ids per slice,
+    `clusters` one label per id. Adds what add_slices adds on the same scores."""
+    both = ~np.isnan(a) & ~np.isnan(b)
+    keys = []
+    for sl, mask in members.items():
+        sel = both & mask
+        k = (*key, sl.x, sl.y)
+        plan.add(k, a[sel], b[sel], None if clusters is None else clusters[sel].tolist())
+        keys.append(k)
+    return keys
 
 
 def add_slices(

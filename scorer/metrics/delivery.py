@@ -28,7 +28,7 @@ import numpy as np
 
 from scorer.errors import UserError
 from scorer.metrics.bootstrap import (DEFAULT_RESAMPLES, DEFAULT_SEED, PairedCI, WinTieLoss, paired_diff_ci,
-                                      win_tie_loss)
+                                      paired_diff_cis, win_tie_loss)
 
 STAGES = ("write", "retrieval", "delivery", "read")
 _ARROW = re.compile(r"\s*(?:→|->)\s*")
@@ -123,6 +123,17 @@ def stage_loss(
     seed: int = DEFAULT_SEED,
 ) -> StageLoss:
     return StageLoss(paired_diff_ci(a, b, clusters, resamples=resamples, seed=seed), win_tie_loss(a, b))
+
+
+def stage_losses(
+    pairs: Sequence[tuple],
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> list[StageLoss]:
+    """[stage_loss(a, b, clusters, resamples, seed) for (a, b, clusters) in pairs], equal value for
+    value: the CIs from one paired_diff_cis call (pairs over as many items share one drawing)."""
+    cis = paired_diff_cis([(a, b, cl) for a, b, cl in pairs], resamples=resamples, seed=seed)
+    return [StageLoss(ci, win_tie_loss(a, b)) for ci, (a, b, _) in zip(cis, pairs)]
 
 
 # ----------------------------------------------------------------------------------- budgets

@@ -269,6 +269,15 @@ def recall_curve(positions: Sequence[np.ndarray], ks: Sequence[int]) -> dict[str
         mat[i, : len(p)] = p
     n_clues = np.isfinite(mat).sum(axis=1) + np.isinf(mat).sum(axis=1)
     hit = (mat[:, :, None] <= kk[None, None, :]).sum(axis=1)  # (items, ks)
+    return recall_from_hits(hit, n_clues, ks)
+
+
+def recall_from_hits(hit: np.ndarray, n_clues: np.ndarray, ks: Sequence[int]) -> dict[str, np.ndarray]:
+    """recall_curve from each item's clue count at every K (`hit`, items × ks, integers) and its
+    number of distinct clues (scorer.metrics.evidence_flat.clue_hits gives both for many rows)."""
+    kk = np.asarray(ks, dtype=float)
+    if not len(hit):
+        return recall_curve([], ks)
     return {
         "k": kk.astype(int),
         "any_clue_recall": (hit > 0).mean(axis=0),

@@ -48,12 +48,39 @@ def item_cells(items: pd.DataFrame) -> pd.DataFrame:
     return cells[cells["x"].notna() & cells["y"].notna()].reset_index(drop=True)
 
 
-def _mean_n(keys: list[np.ndarray], values: np.ndarray) -> pd.DataFrame:
-    """Mean and count of `values` per combination of integer key arrays (one pass, no hashing)."""
-    g = pd.DataFrame({f"k{i}": k for i, k in enumerate(keys)}).assign(v=values).groupby(
-        [f"k{i}" for i in range(len(keys))], sort=False)["v"]
-    out = pd.DataFrame({"value": g.mean(), "n": g.size()}).reset_index()
-    return out
+def _mean_n(keys: list[np.ndarray], values: np.ndarray, names: Sequence[str] | None = None) -> pd.DataFrame:
+    """Mean and count of `values` per combination of non-negative integer key arrays, groups in
+    order of first appearance: columns `names` (default k0, k1, …), value, n. The keys are combined
+    into one integer first (pandas then groups one column: the same groups, in the same order, with
+    the same members, so the same means as grouping on the columns)."""
+    names = list(names) if names is not None else [f"k{i}" for i in range(len(keys))]
+    keys = [np.asarray(k, dtype=np.int64) for k in keys]
+    sizes = [int(k.max()) + 1 if k.size else 1 for k in keys]
+    if float(np.prod([float(x) for x in sizes])) >= 2.0**62:  # would overflow: group on the columns
+        g = pd.DataFrame(dict(zip(names, keys))).assign(v=values).groupby(names, sort=False)["v"]
+        return pd.DataFrame({"value": g.mean(), "n": g.size()}).reset_index()
+    combined = np.zeros(len(values), dtype=np.int64)
+    for k, size in zip(keys, sizes):
+        combined = combined * size + k
+    g = pd.Series(np.asarray(values, dtype=float)).groupby(combined, sort=False)
+    mean, n = g.mean(), g.size()
+    code = mean.index.to_numpy(np.int64)
+    cols = {}
+    for name, size in zip(reversed(names), reversed(sizes)):
+        cols[name] = code % size
+        code = code // size
+    out = {name: cols[name] for name in names}
+    return pd.DataFrame({**out, "value": mean.to_numpy(), "n": n.to_numpy(np.int64)})
+
+
+def _first_rows(keys: list[np.ndarray]) -> np.ndarray:
+    """Row indices of the first occurrence of each combination of non-negative integer keys, in
+    row order (what DataFrame.drop_duplicates keeps)."""
+    keys = [np.asarray(k, dtype=np.int64) for k in keys]
+    combined = np.zeros(len(keys[0]), dtype=np.int64)
+    for k in keys:
+        combined = combined * (int(k.max()) + 1 if k.size else 1) + k
+    return np.sort(np.unique(combined, return_index=True)[1])
 
 
 def _coded_cells(labels: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str], list[str]]:
@@ -74,7 +101,7 @@ def metric_rows(work: pd.DataFrame, metric: str, mode: str, n_items: int) -> pd.
         return pd.DataFrame()
     k, item, v = work["_k"].to_numpy()[sel], work["item_id"].to_numpy()[sel], work[metric].to_numpy(float)[sel]
     # One score per (keys, item): duplicated rows of an item average into one unit.
-    scores = _mean_n([k, item], v).rename(columns={"k0": "_k", "k1": "item"})
+    scores = _mean_n([k, item], v, ["_k", "item"])
     sk, si, sv = scores["_k"].to_numpy(), scores["item"].to_numpy(), scores["value"].to_numpy()
     labels = work.loc[sel, ["item_id", "x", "y"]].drop_duplicates("item_id")
     ci, cx, cy, xs, ys = _coded_cells(labels)
@@ -83,18 +110,19 @@ def metric_rows(work: pd.DataFrame, metric: str, mode: str, n_items: int) -> pd.
     starts = np.searchsorted(si[order], np.arange(n_items + 1))
     per_item = starts[1:] - starts[:-1]  # score rows per item code
     reps = per_item[ci]
-    take = np.concatenate([order[starts[i]:starts[i + 1]] for i in ci]) if len(ci) else np.zeros(0, dtype=np.int64)
+    # the score rows of each cell's item, cell after cell: order[starts[i] : starts[i + 1]] for i in ci
+    ends = np.cumsum(reps)
+    take = order[np.repeat(starts[ci] - (ends - reps), reps) + np.arange(int(ends[-1]) if len(ends) else 0)]
     lk, li, lv = sk[take], si[take], sv[take]
     lx, ly = np.repeat(cx, reps), np.repeat(cy, reps)
     parts = []
-    cell = _mean_n([lk, lx, ly], lv).rename(columns={"k0": "_k", "k1": "xc", "k2": "yc"})
+    cell = _mean_n([lk, lx, ly], lv, ["_k", "xc", "yc"])
     cell["x"], cell["y"], cell["agg"] = np.asarray(xs, dtype=object)[cell["xc"]], np.asarray(ys, dtype=object)[cell["yc"]], "cell"
     parts.append(cell.drop(columns=["xc", "yc"]))
     # Marginals: an item once per X (Y) label it carries.
     for axis, codes, names in (("x", lx, xs), ("y", ly, ys)):
-        uniq = pd.DataFrame({"k": lk, "i": li, "c": codes, "v": lv}).drop_duplicates(["k", "i", "c"])
-        m = _mean_n([uniq["k"].to_numpy(), uniq["c"].to_numpy()], uniq["v"].to_numpy()).rename(
-            columns={"k0": "_k", "k1": "c"})
+        first = _first_rows([lk, li, codes]) if len(lk) else np.zeros(0, dtype=np.int64)
+        m = _mean_n([lk[first], codes[first]], lv[first], ["_k", "c"])
         m[axis] = np.asarray(names, dtype=object)[m["c"]]
         m["y" if axis == "x" else "x"] = ALL
         m["agg"] = "marginal"
@@ -102,12 +130,13 @@ def metric_rows(work: pd.DataFrame, metric: str, mode: str, n_items: int) -> pd.
     # Macro: mean of the cell values; n = distinct labelled items behind those cells.
     g = cell.groupby("_k", sort=False)["value"]
     macro = pd.DataFrame({"value": g.mean(), "n_cells": g.size()}).reset_index()
-    labelled = pd.DataFrame({"k": lk, "i": li}).drop_duplicates().groupby("k", sort=False).size()
-    macro["n"] = macro["_k"].map(labelled).to_numpy(np.int64)
+    first = _first_rows([lk, li]) if len(lk) else np.zeros(0, dtype=np.int64)
+    labelled = np.bincount(lk[first].astype(np.int64), minlength=int(macro["_k"].max()) + 1 if len(macro) else 0)
+    macro["n"] = labelled[macro["_k"].to_numpy(np.int64)].astype(np.int64)
     macro["x"], macro["y"], macro["agg"] = ALL, ALL, "macro"
     parts.append(macro)
     # Micro: every scored item once, labelled or not.
-    micro = _mean_n([sk], sv).rename(columns={"k0": "_k"})
+    micro = _mean_n([sk], sv, ["_k"])
     micro["x"], micro["y"], micro["agg"] = ALL, ALL, "micro"
     parts.append(micro)
     out = pd.concat(parts, ignore_index=True)

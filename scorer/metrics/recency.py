@@ -23,7 +23,7 @@ from typing import AbstractSet, Hashable, Sequence
 
 import numpy as np
 
-from scorer.metrics.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, PairedCI, paired_diff_ci
+from scorer.metrics.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, PairedCI, paired_diff_cis
 from scorer.metrics.evidence import Diagnosis, dedupe, diagnose, tie_ranks
 from scorer.model import Retrieved
 
@@ -103,20 +103,104 @@ def recency_counterfactual(
 ) -> list[RecencyRow]:
     """Per α and metric: the mean over cases, and for α ≠ 1.0 the paired delta against α = 1.0 with
     its percentile bootstrap CI (items resampled, or clusters when `clustered`)."""
+    return recency_counterfactuals([cases], k, alphas, lam, clustered, resamples, seed)[0]
+
+
+def recency_counterfactuals(
+    groups: Sequence[Sequence[RecencyCase]],
+    k: int,
+    alphas: Sequence[float] = DEFAULT_ALPHAS,
+    lam: float = DEFAULT_LAMBDA,
+    clustered: bool = False,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> list[list[RecencyRow]]:
+    """recency_counterfactual of every group of cases (e.g. one per run), each group's rows equal
+    to its own call's: every paired CI of every group comes from one paired_diff_cis call, which
+    shares the draws of all those with as many items (or clusters)."""
     alphas = list(dict.fromkeys([BASELINE_ALPHA, *alphas]))  # the baseline always first
-    values = {a: _values([diagnose_at(c, a, k, lam) for c in cases]) for a in alphas}
-    clusters = [c.cluster for c in cases] if clustered else None
-    rows = []
+    compared = [(a, m) for a in alphas if a != BASELINE_ALPHA for m in RECENCY_METRICS]
+    values, pairs = [], []
+    for cases in groups:
+        v = recency_values(cases, k, alphas, lam)
+        clusters = [c.cluster for c in cases] if clustered else None
+        values.append((v, clusters))
+        pairs += [(v[a][m], v[BASELINE_ALPHA][m], clusters) for a, m in compared]
+    cis = iter(paired_diff_cis(pairs, resamples=resamples, seed=seed))
+    out = []
+    for v, clusters in values:
+        by_pair = dict(zip(compared, cis))
+        rows = []
+        for a in alphas:
+            for m in RECENCY_METRICS:
+                if a == BASELINE_ALPHA:
+                    base = v[a][m]
+                    mean = float(base.mean()) if base.size else None
+                    rows.append(RecencyRow(a, m, mean, int(base.size),
+                                           n_clusters=len(set(clusters)) if clusters else None))
+                    continue
+                ci: PairedCI = by_pair[(a, m)]
+                rows.append(RecencyRow(a, m, ci.mean_a, ci.n, ci.estimate, ci.ci_low, ci.ci_high, ci.n_clusters))
+        out.append(rows)
+    return out
+
+
+def recency_values(
+    cases: Sequence[RecencyCase],
+    k: int,
+    alphas: Sequence[float] = DEFAULT_ALPHAS,
+    lam: float = DEFAULT_LAMBDA,
+) -> dict[float, dict[str, np.ndarray]]:
+    """α → metric → one value per case: what diagnose_at(case, α, k, λ).value(metric) gives (equal,
+    tested), for every case and α at once. The mixed scores are the same floating-point operations
+    as recency_score's (exp from math, as there), the pools sorted by (case, −score, original
+    rank) in one stable lexsort, tie ranks and top-K taken per case from the sorted order."""
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
     for a in alphas:
-        for m in RECENCY_METRICS:
-            v = values[a][m]
-            if a == BASELINE_ALPHA:
-                mean = float(v.mean()) if v.size else None
-                rows.append(RecencyRow(a, m, mean, int(v.size), n_clusters=len(set(clusters)) if clusters else None))
-                continue
-            ci: PairedCI = paired_diff_ci(v, values[BASELINE_ALPHA][m], clusters, resamples=resamples, seed=seed)
-            rows.append(RecencyRow(a, m, ci.mean_a, ci.n, ci.estimate, ci.ci_low, ci.ci_high, ci.n_clusters))
-    return rows
+        if not 0.0 <= a <= 1.0:
+            raise ValueError(f"alpha must be in [0, 1], got {a}")
+    if any(not c.clues for c in cases):
+        raise ValueError("an item needs at least one gold clue to be diagnosed")
+    pools = [dedupe(c.pool) for c in cases]
+    for pool in pools:
+        why = missing_inputs(pool)
+        if why:
+            raise ValueError(f"cannot re-rank: {why}")
+    n_cases = len(cases)
+    sizes = np.fromiter((len(p) for p in pools), dtype=np.int64, count=n_cases)
+    case = np.repeat(np.arange(n_cases), sizes)
+    start = np.concatenate([[0], np.cumsum(sizes)[:-1]]) if n_cases else np.zeros(0, dtype=np.int64)
+    entries = [e for p in pools for e in p]
+    sim = np.fromiter((e.score for e in entries), dtype=float, count=len(entries))
+    decay = np.fromiter((math.exp(-lam * e.recency_age) for e in entries), dtype=float, count=len(entries))
+    orig = np.fromiter((e.rank for e in entries), dtype=np.int64, count=len(entries))
+    latest = np.fromiter((e.round_id == c.latest for c, p in zip(cases, pools) for e in p), dtype=bool,
+                         count=len(entries))
+    stale = np.fromiter((e.round_id in c.stale and e.round_id != c.latest for c, p in zip(cases, pools) for e in p),
+                        dtype=bool, count=len(entries))
+    out = {}
+    for a in alphas:
+        score = a * sim + (1.0 - a) * decay
+        order = np.lexsort((orig, -score, case))  # stable: equal keys keep the pool order, as rerank
+        s, c = score[order], case[order]
+        pos = np.arange(len(entries)) - start[c]  # 0-based position in the re-ranked pool
+        new = np.ones(len(entries), dtype=bool)
+        new[1:] = (s[1:] != s[:-1]) | (c[1:] != c[:-1])  # tie_ranks: equal to the previous shares its rank
+        rank = np.maximum.accumulate(np.where(new, np.arange(len(entries)), 0)) - start[c] + 1
+        top = pos < k
+        lat, st = latest[order] & top, stale[order] & top
+        latest_rank = np.full(n_cases, np.inf)
+        latest_rank[c[lat]] = rank[lat]
+        best_stale = np.full(n_cases, np.inf)
+        np.minimum.at(best_stale, c[st], rank[st])
+        present = np.isfinite(latest_rank)
+        has_stale = np.isfinite(best_stale)
+        above = present & has_stale & (best_stale < latest_rank)
+        out[a] = {"latest_clue_recall": present.astype(float), "latest_miss": (~present).astype(float),
+                  "stale_dominance": (above | (~present & has_stale)).astype(float),
+                  "rank_inversion": above.astype(float)}
+    return out
 
 
 def _values(diags: list[Diagnosis]) -> dict[str, np.ndarray]:

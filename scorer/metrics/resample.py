@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -54,12 +55,15 @@ def resample_counts(
     seed: int | np.random.Generator = DEFAULT_SEED,
     max_cells: int = MAX_CELLS,
     dtype: type = np.int64,
+    buffer: np.ndarray | None = None,
 ) -> Iterator[np.ndarray]:
     """Yield (rows, n_units) multiplicity matrices (int64 unless `dtype` says otherwise): how
     often each unit was drawn, from the same draws as `resample_indices`. With an integer seed
     the draws depend only on (n_units, resamples, seed), so a report's many CIs over the same
     number of items share one drawing (kept in a small LRU, see `_counts_cache`); the values are
-    the same either way (tested)."""
+    the same either way (tested). `buffer`, a 1-D array of `dtype` with room for one chunk: the
+    cached counts are copied into it and each matrix yielded is a view of it, valid until the next
+    (no allocation per chunk)."""
     if n_units < 1:
         raise ValueError("cannot resample from zero units")
     cached = _cached_counts(n_units, resamples, seed) if isinstance(seed, (int, np.integer)) else None
@@ -70,7 +74,13 @@ def resample_counts(
             yield _draw_counts(n_units, min(step, resamples - start), rng, dtype)
         return
     for start in range(0, resamples, step):
-        yield cached[start:start + step].astype(dtype)
+        part = cached[start:start + step]
+        if buffer is None or buffer.dtype != np.dtype(dtype) or buffer.size < part.size:
+            yield part.astype(dtype)
+        else:
+            view = buffer[:part.size].reshape(part.shape)
+            np.copyto(view, part)
+            yield view
 
 
 # Rows drawn and counted at a time: the bincount's bins (8 bytes each) then stay in the CPU cache,
@@ -146,6 +156,47 @@ def resample_code_counts(
         drawn = codes[idx]
         drawn += (np.arange(rows, dtype=np.int64) * n_codes)[:, None]
         yield np.bincount(drawn.ravel(), minlength=rows * n_codes).reshape(rows, n_codes).astype(float)
+
+
+# Multiply-adds below which one_blas_thread leaves the thread count alone (not worth its ~2 ms).
+ONE_THREAD_MIN_WORK = 1 << 24
+
+
+@contextmanager
+def one_blas_thread(work: float) -> Iterator[None]:
+    """Run the enclosed matrix products (`work` multiply-adds in all) on one BLAS thread. Each
+    product here (resamples × units counts @ units × comparisons) takes milliseconds; a second BLAS
+    thread spin-waits between them, which on two shared cores doubled the CPU time of a report's
+    bootstrap and lengthened its wall time too (measured, issue 19). A product's values do not
+    depend on the thread count (OpenBLAS splits rows and columns among threads, never the sum;
+    tested). Forked section workers already run on one BLAS thread (scorer.forked)."""
+    if work < ONE_THREAD_MIN_WORK:
+        yield
+        return
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
+
+# Rows of a chunk copied at a time by `transposed`: a block of every column then stays in the CPU
+# cache, which halves the time of numpy's own strided transpose copy (measured, issue 19).
+TRANSPOSE_BLOCK_ROWS = 1024
+
+
+def transposed(parts: Sequence[np.ndarray]) -> np.ndarray:
+    """The (columns, rows) C-contiguous transpose of the chunks `parts` (each (rows_i, columns))
+    stacked in order: np.ascontiguousarray(np.concatenate(parts).T), the same values (a copy), in
+    cache-sized blocks."""
+    cols = parts[0].shape[1]
+    out = np.empty((cols, sum(p.shape[0] for p in parts)), dtype=np.result_type(*parts))
+    start = 0
+    for p in parts:
+        for i in range(0, p.shape[0], TRANSPOSE_BLOCK_ROWS):
+            block = p[i:i + TRANSPOSE_BLOCK_ROWS]
+            out[:, start:start + block.shape[0]] = block.T
+            start += block.shape[0]
+    return out
 
 
 def percentile_ci(distribution: np.ndarray, confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, float]:

@@ -88,8 +88,9 @@ def _explicit_retrieved(raw: Any) -> tuple[Retrieved, ...] | None:
     return tuple(out)
 
 
-def _upstream_retrieved(runtime: Any) -> tuple[Retrieved, ...] | None:
-    """Upstream semantic-RAG logs: seed_round_ids in rank order; top_candidates scores for the top 5."""
+def _upstream_log(runtime: Any) -> tuple[list, dict[str, float]] | None:
+    """Upstream semantic-RAG logs (`method_runtime`): seed_round_ids in rank order, and the scores
+    top_candidates gives (for the top max(5, top_k)); None when the row logged none."""
     if not isinstance(runtime, dict):
         return None
     seeds = runtime.get("seed_round_ids")
@@ -102,6 +103,24 @@ def _upstream_retrieved(runtime: Any) -> tuple[Retrieved, ...] | None:
             s = num(c.get("score"))
             if isinstance(rid, str) and s is not None:
                 scores[rid] = s
+    return seeds, scores
+
+
+def upstream_ranking(runtime: Any) -> tuple[list[str], list[float | None]] | None:
+    """The upstream log as two lists: the seeds' round ids (text entries only) and each one's score."""
+    log = _upstream_log(runtime)
+    if log is None:
+        return None
+    seeds, scores = log
+    ids = [r for r in seeds if isinstance(r, str)]
+    return ids, [scores.get(r) for r in ids]
+
+
+def _upstream_retrieved(runtime: Any) -> tuple[Retrieved, ...] | None:
+    log = _upstream_log(runtime)
+    if log is None:
+        return None
+    seeds, scores = log
     return tuple(Retrieved(r, i, scores.get(r)) for i, r in enumerate(seeds, start=1) if isinstance(r, str))
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scorer.load.lean import read_frame, read_loaded, run_folders
-from scorer.load.lean_columns import JOINED, JoinedRows
+from scorer.load.joined_rows import JOINED, JoinedRows
 from scorer.load.memeye import load_benchmark
 from scorer.model import Benchmark, Run
 from scorer.scoring import inputs as record

@@ -1,12 +1,12 @@
 """Running the chosen sections over a built context, in report order: in this process, or on a
-big frame in forked workers (scorer.forked), heaviest first by the registry's cost, with results
-identical to a serial run (tested)."""
+big frame in this process and forked workers (scorer.forked.fork_staged), heaviest first by the
+registry's cost, with results identical to a serial run (tested)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from scorer.forked import fork_map, worker_count
+from scorer.forked import fork_staged, worker_count
 from scorer.sections.base import ScoreContext, SectionResult
 from scorer.sections.registry import Section
 
@@ -20,19 +20,29 @@ MIN_ROWS_PARALLEL = 10_000
 def run_sections(ctx: ScoreContext, sections: Sequence[Section],
                  progress: Progress | None = None) -> list[SectionResult]:
     """Every section's result, in `sections` order. Sections are independent once the context is
-    built; each module's optional `prepare(ctx)` (shared derived data) runs here first, once, so
-    that forked workers inherit what it computed."""
+    built; each module's optional `prepare(ctx)` (shared derived data) runs in this process, once,
+    before that module's section (forked processes that run such sections are forked after it and
+    inherit what it computed; the other sections start meanwhile)."""
     modules = [s.load() for s in sections]
     default = None if len(ctx.frame) >= MIN_ROWS_PARALLEL else 1
     workers = worker_count(len(sections), default)
     if progress:
         progress("sections" if workers > 1 else f"section {sections[0].name}" if sections else "done", 0, len(sections))
     if workers > 1:
-        for prepare in dict.fromkeys(getattr(m, "prepare", None) for m in modules):
-            if prepare is not None:
-                prepare(ctx)
+        # Sections that neither have a `prepare` nor read the joined rows (decoded when first read)
+        # start in a forked process at once while this one prepares the shared data; the others run
+        # here and in processes forked after it, which inherit it.
+        prepares = [p for p in dict.fromkeys(getattr(m, "prepare", None) for m in modules) if p is not None]
         order = sorted(range(len(sections)), key=lambda i: -sections[i].cost)
-        out = fork_map(lambda mod: mod.build(ctx), modules, workers, order)
+        waits = [getattr(m, "prepare", None) is not None or s.evidence for s, m in zip(sections, modules)]
+        later = [i for i in order if waits[i]]
+        first = [i for i in order if not waits[i]]
+
+        def stage() -> None:
+            for prepare in prepares:
+                prepare(ctx)
+
+        out = fork_staged(lambda mod: mod.build(ctx), modules, workers, first, later, stage)
     else:
         out = []
         for i, (section, mod) in enumerate(zip(sections, modules)):

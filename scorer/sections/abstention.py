@@ -18,7 +18,8 @@ from scorer.metrics.abstention import (
 )
 from scorer.sections import evidence_records
 from scorer.sections.base import ScoreContext, SectionResult
-from scorer.sections.evidence_records import by_group, collect, group_fields, titled
+from scorer.sections.evidence_records import by_group, collect, group_fields
+from scorer.sections.evidence_tables import titled
 from scorer.sections.registry import name_of
 
 NAME = name_of(__name__)

@@ -10,15 +10,15 @@ delta, ci_low, ci_high, n_clusters, resamples, seed}; x ∈ X1…X4 | low | high
 
 from __future__ import annotations
 
-import pandas as pd
+import numpy as np
 
 from scorer.metrics.comparisons import (
     PairedPlan,
-    add_slices,
+    add_dense_slices,
     caption_slices,
+    dense_scores,
     item_labels,
-    scores_by_method,
-    slice_members,
+    slice_masks,
 )
 from scorer.model import X_LABELS, Y_LABELS
 from scorer.names import CAPTION_PROOF_PAIRS
@@ -53,7 +53,10 @@ def build(ctx: ScoreContext) -> SectionResult:
         labels = item_labels(frame, mode)
         xs = sorted({x for v in labels["x"] for x in v if x in X_LABELS})
         ys = sorted({y for v in labels["y"] for y in v if y in Y_LABELS})
-        prepared[metric] = (scores_by_method(frame, metric, mode), slice_members(labels, caption_slices(xs, ys)))
+        dense = dense_scores(frame, metric, mode, labels)
+        members = slice_masks(dense.labels, caption_slices(xs, ys))  # masks over dense.ids
+        cl = None if clusters is None else np.array([clusters.get(i, i) for i in dense.ids], dtype=object)
+        prepared[metric] = (dense, members, cl)
     methods = method_table(frame)
     for backbone in sorted(methods):
         present = []
@@ -81,30 +84,36 @@ def build(ctx: ScoreContext) -> SectionResult:
     return SectionResult(NAME, rows, tables(rows))
 
 
-def _plan_backbone(plan, prepared, backbone, present, metric, mode, clusters) -> list[tuple]:
-    scores, members = prepared
+def _plan_backbone(plan, prepared, backbone, present, metric, mode, _clusters) -> list[tuple]:
+    dense, members, clusters = prepared
     pairs, meta = {}, {}
     for label, t, v, mt, mv in present:
-        st, sv = scores.get((backbone, mt)), scores.get((backbone, mv))
+        st, sv = dense.columns.get((backbone, mt)), dense.columns.get((backbone, mv))
         if st is not None and sv is not None:
             pairs[label] = (sv, st)  # a = visual, b = text: diff = V − T
             meta[label] = (t, v)
     if not pairs:
         return []
     if len(pairs) > 1:
-        common = None
-        for sv, st in pairs.values():
-            idx = sv.index.intersection(st.index)
-            common = idx if common is None else common.intersection(idx)
-        if len(common):
-            pairs[POOLED] = (pd.concat([sv.loc[common] for sv, _ in pairs.values()], axis=1).mean(axis=1),
-                             pd.concat([st.loc[common] for _, st in pairs.values()], axis=1).mean(axis=1))
+        common = np.logical_and.reduce([~np.isnan(sv) & ~np.isnan(st) for sv, st in pairs.values()])
+        if common.any():
+            # each item's mean over the pairs: the columns summed in pair order, then divided by their
+            # number (what DataFrame.mean(axis=1) gives on the items every pair scored)
+            pairs[POOLED] = tuple(np.where(common, _row_mean([p[side] for p in pairs.values()]), np.nan)
+                                  for side in (0, 1))
             meta[POOLED] = ("+".join(t for t, _ in meta.values()), "+".join(v for _, v in meta.values()))
     out = []
     for label, (sv, st) in pairs.items():
-        for key in add_slices(plan, ("cp", backbone, metric, mode, label), sv, st, members, clusters):
+        for key in add_dense_slices(plan, ("cp", backbone, metric, mode, label), sv, st, members, clusters):
             out.append((key, meta[label]))
     return out
+
+
+def _row_mean(columns: list[np.ndarray]) -> np.ndarray:
+    total = columns[0].copy()
+    for c in columns[1:]:
+        total += c
+    return total / len(columns)
 
 
 def _x_label(x: str) -> str:

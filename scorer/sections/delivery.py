@@ -11,7 +11,7 @@ scored: loss = mean(score_A − score_B), paired bootstrap CI, win/tie/loss (A's
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -20,29 +20,17 @@ from scorer.metrics.delivery import (
     budget_family,
     budget_of,
     budget_sort_key,
-    count_by_modality,
     parse_stage_pair,
-    stage_loss,
+    stage_losses,
 )
-from scorer.metrics.evidence import fact_modality, item_evidence, round_modalities
+from scorer.metrics.evidence_flat import FlatEvidence
+from scorer.metrics.evidence_at_k import AtK, at_k
 from scorer.model import CHAIN_MODALITIES
 from scorer.names import display_name
 from scorer.sections import evidence_records
 from scorer.sections.base import ScoreContext, SectionResult
-from scorer.sections.evidence_records import (
-    FOLD_NOTE,
-    MODE_METRIC,
-    Record,
-    bootstrap_note,
-    by_group,
-    collect,
-    find_groups,
-    fold_modes,
-    group_fields,
-    mean_or_none,
-    method_order,
-    titled,
-)
+from scorer.sections.evidence_records import MODE_METRIC, Record, by_group, collect, find_groups, group_fields
+from scorer.sections.evidence_tables import FOLD_NOTE, bootstrap_note, fold_modes, mean_or_none, method_order, titled
 from scorer.sections.registry import name_of
 
 NAME = name_of(__name__)
@@ -60,57 +48,65 @@ TITLES = {
 
 
 def _statuses(records: Sequence[Record], k: int):
-    for r in records:
-        if not r.item.answerable:  # abstention controls have no chain to deliver
-            continue
-        # the retriever's output is the top K of the logged ranking; a longer pool is only candidates
-        ev = item_evidence(r.task, r.item, r.prediction, k)
-        if ev.any_logged:
-            yield r, ev.retrieved, ev.delivered, ev.facts, ev.chain, ev.not_delivered
+    """Per counted record (answerable, a retrieved or delivered list logged): (record, top-K round
+    ids, delivered list, counted chain facts, ChainStatus, top-K rounds not delivered), read from
+    the vectorised values the tables count (what the app's marks are checked against)."""
+    fe = evidence_records.flat_for(records)
+    a = at_k(fe, k)
+    for i, r in enumerate(records):
+        if fe.answerable[i] and (fe.has_ret[i] or fe.has_del[i]):
+            facts = tuple(f for f in r.item.chain if r.task.has_round(f.round_id))
+            yield r, a.top(fe, i), r.prediction.delivered, facts, a.chain_status(fe, i), a.not_delivered(fe, i)
 
 
-def run_rows(records: Sequence[Record], k: int) -> tuple[list[dict], list[dict], list[dict], list[dict]]:
-    """(per-run summary, not-delivered by modality, score join, per-item join)."""
+def run_rows(records: Sequence[Record], a: AtK, fe: FlatEvidence, groups: Mapping[tuple, np.ndarray]
+             ) -> tuple[list[dict], list[dict], list[dict], list[dict]]:
+    """(per-run summary, not-delivered by modality, score join, per-item join). An item counts when
+    its run logged a retrieved or a delivered list (abstention controls have no chain to deliver);
+    the retriever's output is the top K of the logged ranking, a longer pool is only candidates."""
     runs, modal, joins, items = [], [], [], []
-    for recs in by_group(records).values():
-        st = list(_statuses(recs, k))
-        if not st:
+    counted = fe.answerable & (fe.has_ret | fe.has_del)
+    group_of = np.full(fe.n, -1, dtype=np.int64)
+    for gi, idx in enumerate(groups.values()):
+        group_of[idx] = gi
+    n_groups, n_mod = len(groups), len(fe.modality_names)
+    # retrieved rounds left out of the request, by the round's modalities, per group
+    dropped = a.dropped & counted[fe.e_row]
+    rounds_nd = np.zeros((n_groups, len(CHAIN_MODALITIES)), dtype=np.int64)
+    np.add.at(rounds_nd, group_of[fe.e_row[dropped]], fe.round_modality(fe.e_code[dropped]).astype(np.int64))
+    # required facts among them, by the fact's modality
+    gone = a.dropped_facts & counted[fe.f_row]
+    facts_nd = np.zeros((n_groups, max(n_mod, 1)), dtype=np.int64)
+    np.add.at(facts_nd, (group_of[fe.f_row[gone]], fe.f_modality[gone]), 1)
+    scores = [r.score for r in records]
+    for gi, idx in enumerate(groups.values()):
+        st = idx[counted[idx]]
+        if not len(st):
             continue
-        f = group_fields(recs)
-        rounds_nd: dict[str, int] = {}
-        facts_nd: dict[str, int] = {}
-        n_ret, n_del = [], []
-        for r, retrieved, delivered, facts, s, dropped in st:
-            if retrieved is not None:
-                n_ret.append(len(set(retrieved)))
-            if delivered is not None:
-                n_del.append(len(set(delivered)))
-            if dropped is not None:  # both logged
-                for m, c in count_by_modality(dropped, lambda rid, t=r.task: round_modalities(t, rid)).items():
-                    rounds_nd[m] = rounds_nd.get(m, 0) + c
-                gone = set(dropped)
-                for fact in facts:
-                    if fact.round_id in gone:
-                        m = fact.modality or fact_modality(r.task, fact.round_id)
-                        facts_nd[m] = facts_nd.get(m, 0) + 1
-            items.append({**f, "item_id": r.item.item_id, "required_fact_recall": s.required_fact_recall,
-                          "chain_retrieved": s.chain_retrieved, "chain_delivered": s.chain_delivered,
+        f = group_fields([records[idx[0]]])
+        ret, dlv = st[fe.has_ret[st]], st[fe.has_del[st]]
+        rfr_v, cr_v, cd_v = (a.chain[m][st] for m in ("required_fact_recall", "chain_retrieved", "chain_delivered"))
+        for i, rfr, cr, cd in zip(st.tolist(), rfr_v.tolist(), cr_v.tolist(), cd_v.tolist()):
+            r = records[i]
+            items.append({**f, "item_id": r.item.item_id, "required_fact_recall": None if rfr != rfr else rfr,
+                          "chain_retrieved": None if cr != cr else cr == 1.0,
+                          "chain_delivered": None if cd != cd else cd == 1.0,
                           "score": r.score, "answerable": r.item.answerable})
-        rfr, n_rfr = mean_or_none(s.required_fact_recall for *_, s, _ in st)
-        cr, _ = mean_or_none(None if s.chain_retrieved is None else float(s.chain_retrieved) for *_, s, _ in st)
-        cd, n_cd = mean_or_none(None if s.chain_delivered is None else float(s.chain_delivered) for *_, s, _ in st)
-        both = bool(n_ret) and bool(n_del)
+        rfr, n_rfr = _mean(rfr_v)
+        cr, _ = _mean(cr_v)
+        cd, n_cd = _mean(cd_v)
+        both = bool(len(ret)) and bool(len(dlv))
         runs.append({**f, "n_items": len(st), "required_fact_recall": rfr, "chain_retrieved": cr, "n_retrieved": n_rfr,
                      "chain_delivered": cd, "n_delivered": n_cd,
-                     "retrieved_mean": float(np.mean(n_ret)) if n_ret else None,
-                     "delivered_mean": float(np.mean(n_del)) if n_del else None,
-                     "not_delivered": sum(rounds_nd.values()) if both else None,
-                     "facts_not_delivered": sum(facts_nd.values()) if both else None})
+                     "retrieved_mean": float(np.mean(a.n_top[ret])) if len(ret) else None,
+                     "delivered_mean": float(np.mean(a.n_delivered[dlv])) if len(dlv) else None,
+                     "not_delivered": int(rounds_nd[gi].sum()) if both else None,
+                     "facts_not_delivered": int(facts_nd[gi].sum()) if both else None})
         if both:
-            for m in CHAIN_MODALITIES:
-                modal.append({**f, "modality": m, "rounds": rounds_nd.get(m, 0), "facts": facts_nd.get(m, 0)})
-        dl = [(s.chain_delivered, r.score) for r, *_, s, _ in st
-              if s.chain_delivered is not None and r.score is not None]
+            for j, m in enumerate(CHAIN_MODALITIES):
+                facts = fe.modality_names.index(m)
+                modal.append({**f, "modality": m, "rounds": int(rounds_nd[gi, j]), "facts": int(facts_nd[gi, facts])})
+        dl = [(ok == 1.0, scores[i]) for i, ok in zip(st.tolist(), cd_v.tolist()) if ok == ok and scores[i] is not None]
         if dl:
             yes, n_yes = mean_or_none(sc for ok, sc in dl if ok)
             no, n_no = mean_or_none(sc for ok, sc in dl if not ok)
@@ -118,6 +114,12 @@ def run_rows(records: Sequence[Record], k: int) -> tuple[list[dict], list[dict],
                           "n_delivered": n_yes, "score_missing": no, "n_missing": n_no,
                           "gap": None if yes is None or no is None else yes - no})
     return runs, modal, joins, items
+
+
+def _mean(v: np.ndarray) -> tuple[float | None, int]:
+    """mean_or_none over a per-record value array (NaN = no value), in record order."""
+    v = v[v == v]
+    return (float(np.add.reduce(v) / v.size) if v.size else None), int(v.size)  # v.mean(), without its overhead
 
 
 def stage_pairs(ctx: ScoreContext, records: Sequence[Record]) -> tuple[list[StagePair], bool]:
@@ -137,7 +139,7 @@ def loss_rows(ctx: ScoreContext, records: Sequence[Record]) -> tuple[list[dict],
     pairs, explicit = stage_pairs(ctx, records)
     o = ctx.options
     groups = by_group(records)
-    rows, warnings = [], []
+    rows, warnings, pending = [], [], []
     for sp in pairs:
         ga, gb = find_groups(records, sp.a, o.names), find_groups(records, sp.b, o.names)
         if not ga or not gb:
@@ -156,15 +158,17 @@ def loss_rows(ctx: ScoreContext, records: Sequence[Record]) -> tuple[list[dict],
                     continue
                 va = np.array([sa[i].score for i in common])
                 vb = np.array([sb[i].score for i in common])
-                res = stage_loss(va, vb, [sa[i].cluster for i in common] if o.clustered else None, o.resamples, o.seed)
-                rows.append({
-                    "stage": sp.stage, "a": display_name(a[1], o.names), "b": display_name(b[1], o.names),
-                    "pair": f"{display_name(a[1], o.names)} → {display_name(b[1], o.names)}",
-                    "backbone": a[0], "mode": a[2], "metric": MODE_METRIC.get(a[2], "score"),
-                    "loss": res.ci.estimate, "ci_low": res.ci.ci_low, "ci_high": res.ci.ci_high,
-                    "mean_a": res.ci.mean_a, "mean_b": res.ci.mean_b,
-                    "n": res.ci.n, "n_clusters": res.ci.n_clusters, "wins": res.wtl.wins, "ties": res.wtl.ties,
-                    "losses": res.wtl.losses})
+                pending.append(((sp, a, b), (va, vb, [sa[i].cluster for i in common] if o.clustered else None)))
+    # every pair's CI in one call: those over as many items share one drawing (stage_loss's values)
+    for ((sp, a, b), _), res in zip(pending, stage_losses([p for _, p in pending], o.resamples, o.seed)):
+        rows.append({
+            "stage": sp.stage, "a": display_name(a[1], o.names), "b": display_name(b[1], o.names),
+            "pair": f"{display_name(a[1], o.names)} → {display_name(b[1], o.names)}",
+            "backbone": a[0], "mode": a[2], "metric": MODE_METRIC.get(a[2], "score"),
+            "loss": res.ci.estimate, "ci_low": res.ci.ci_low, "ci_high": res.ci.ci_high,
+            "mean_a": res.ci.mean_a, "mean_b": res.ci.mean_b,
+            "n": res.ci.n, "n_clusters": res.ci.n_clusters, "wins": res.wtl.wins, "ties": res.wtl.ties,
+            "losses": res.wtl.losses})
     return rows, warnings
 
 
@@ -192,7 +196,8 @@ def sweep_rows(runs: Sequence[dict], records: Sequence[Record]) -> list[dict]:
 
 def build(ctx: ScoreContext) -> SectionResult:
     records, warnings = collect(ctx)
-    runs, modal, joins, items = run_rows(records, ctx.options.k)
+    runs, modal, joins, items = run_rows(records, evidence_records.at(ctx, ctx.options.k), evidence_records.flat(ctx),
+                                         evidence_records.group_rows(ctx))
     losses, pair_warnings = loss_rows(ctx, records)
     sweep = sweep_rows(runs, records)
     if not runs and not losses:

@@ -11,29 +11,18 @@ pool is a candidate list for diagnostics, not what the reader could have been gi
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
-from scorer.metrics.evidence import (
-    RETRIEVAL_METRICS,
-    TEMPORAL_METRICS,
-    Diagnosis,
-    item_diagnosis,
-    item_evidence,
-)
+import numpy as np
+
+from scorer.metrics.evidence import RETRIEVAL_METRICS, TEMPORAL_METRICS, Y3, Diagnosis
+from scorer.metrics.evidence_flat import FlatEvidence
+from scorer.metrics.evidence_at_k import AtK, at_k
 from scorer.model import X_LABELS, Y_LABELS
 from scorer.sections import evidence_records
 from scorer.sections.base import ScoreContext, SectionResult
-from scorer.sections.evidence_records import (
-    FOLD_NOTE,
-    Record,
-    by_group,
-    collect,
-    fold_modes,
-    group_fields,
-    mean_or_none,
-    method_order,
-    titled,
-)
+from scorer.sections.evidence_records import Record, collect, group_fields
+from scorer.sections.evidence_tables import FOLD_NOTE, fold_modes, method_order, titled
 from scorer.sections.registry import name_of
 
 NAME = name_of(__name__)
@@ -44,28 +33,17 @@ DIAG_COLUMNS = ("method", "backbone", "mode", "n", *RETRIEVAL_METRICS, "n_y3", *
 
 
 def diagnosed(records: Sequence[Record], k: int) -> list[tuple[Record, Diagnosis]]:
-    hit = _DIAGNOSED.get((id(records), k))
-    if hit is not None and hit[0] is records:  # a group's list, diagnosed already for another table
-        return hit[1]
-    out = _diagnosed(records, k)
-    if len(_DIAGNOSED) > 4096:  # bounded: a long-lived process (the app) scores many contexts
-        _DIAGNOSED.clear()
-    _DIAGNOSED[(id(records), k)] = (records, out)
-    return out
+    """The (record, Diagnosis) pairs the tables average: answerable items with valid provenance, each
+    Diagnosis read from the vectorised values (what the app's marks are checked against)."""
+    fe = evidence_records.flat_for(records)
+    a = at_k(fe, k)
+    return [(r, a.diagnosis(fe, i)) for i, r in enumerate(records) if a.valid[i] and fe.answerable[i]]
 
 
-_DIAGNOSED: dict[tuple[int, int], tuple[Sequence[Record], list]] = {}
-
-
-def _diagnosed(records: Sequence[Record], k: int) -> list[tuple[Record, Diagnosis]]:
-    out = []
-    for r in records:
-        if not r.item.answerable:  # an abstention control's clue marks absent evidence: nothing to retrieve
-            continue
-        d = item_diagnosis(r.task, r.item, r.prediction.retrieved, k)
-        if d is not None:
-            out.append((r, d))
-    return out
+def _mean(v: np.ndarray) -> tuple[float | None, int]:
+    """mean_or_none over a per-record value array (NaN = no value), in record order."""
+    v = v[v == v]
+    return (float(np.add.reduce(v) / v.size) if v.size else None), int(v.size)  # v.mean(), without its overhead
 
 
 def category_of(item) -> str | None:
@@ -74,70 +52,71 @@ def category_of(item) -> str | None:
     return None if c is None or isinstance(c, (dict, list)) else str(c)
 
 
-def _slice_rows(fields: dict, pairs: list[tuple[Record, Diagnosis]], k: int, y: str, x: str, task: str,
+def _slice_rows(fields: dict, a: AtK, rows: np.ndarray, k: int, y: str, x: str, task: str,
                 temporal: bool, category: str = ALL) -> list[dict]:
-    rows = []
+    out = []
     where = {"y": y, "x": x, "task": task, "category": category}
     for m in RETRIEVAL_METRICS:
-        value, n = mean_or_none(d.value(m) for _, d in pairs)
-        rows.append({**fields, **where, "metric": m, "k": k, "value": value, "n": n})
+        value, n = _mean(a.values[m][rows])
+        out.append({**fields, **where, "metric": m, "k": k, "value": value, "n": n})
     if temporal:
-        eligible = [d for _, d in pairs if d.temporal]  # temporal implies Y3 with two or more clues
+        eligible = rows[a.temporal[rows]]  # temporal implies Y3 with two or more clues
         for m in TEMPORAL_METRICS:
-            value, n = mean_or_none(d.value(m) for d in eligible)
-            rows.append({**fields, **where, "y": "Y3", "metric": m, "k": k, "value": value, "n": n})
-    return rows
+            value, n = _mean(a.values[m][eligible])
+            out.append({**fields, **where, "y": "Y3", "metric": m, "k": k, "value": value, "n": n})
+    return out
 
 
-def diagnostic_rows(records: Sequence[Record], k: int) -> list[dict]:
+def diagnostic_rows(records: Sequence[Record], a: AtK, fe: FlatEvidence, groups: Mapping[tuple, np.ndarray]
+                    ) -> list[dict]:
+    """Per run group, the retrieval diagnostics at K over its answerable items with valid
+    provenance: all, by Y, X, task and the benchmark's own category."""
+    k = a.k
     out = []
-    for recs in by_group(records).values():
-        pairs = diagnosed(recs, k)
-        if not pairs:
+    counted = a.valid & fe.answerable
+    for idx in groups.values():
+        rows = idx[counted[idx]]
+        if not len(rows):
             continue
-        fields = group_fields(recs)
-        out += _slice_rows(fields, pairs, k, ALL, ALL, ALL, temporal=False)
+        fields = group_fields([records[idx[0]]])
+        items = [records[i].item for i in rows.tolist()]
+
+        def part(keep: list[bool]) -> np.ndarray:
+            return rows[np.asarray(keep, dtype=bool)] if keep else rows[:0]
+
+        out += _slice_rows(fields, a, rows, k, ALL, ALL, ALL, temporal=False)
         for y in Y_LABELS:
-            part = [(r, d) for r, d in pairs if y in r.item.y]
-            out += _slice_rows(fields, part, k, y, ALL, ALL, temporal=y == "Y3")
+            out += _slice_rows(fields, a, part([y in it.y for it in items]), k, y, ALL, ALL, temporal=y == "Y3")
         for x in X_LABELS:
-            part = [(r, d) for r, d in pairs if x in r.item.x]
-            out += _slice_rows(fields, part, k, ALL, x, ALL, temporal=True)
-        for task in sorted({r.item.task for r, _ in pairs}):
-            part = [(r, d) for r, d in pairs if r.item.task == task]
-            out += _slice_rows(fields, part, k, ALL, ALL, task, temporal=True)
-        for cat in sorted({c for r, _ in pairs if (c := category_of(r.item)) is not None}):
-            part = [(r, d) for r, d in pairs if category_of(r.item) == cat]
-            out += _slice_rows(fields, part, k, ALL, ALL, ALL, temporal=False, category=cat)
+            out += _slice_rows(fields, a, part([x in it.x for it in items]), k, ALL, x, ALL, temporal=True)
+        tasks = [it.task for it in items]
+        for task in sorted(set(tasks)):
+            out += _slice_rows(fields, a, part([t == task for t in tasks]), k, ALL, ALL, task, temporal=True)
+        cats = [category_of(it) for it in items]
+        for cat in sorted({c for c in cats if c is not None}):
+            out += _slice_rows(fields, a, part([c == cat for c in cats]), k, ALL, ALL, ALL, temporal=False,
+                               category=cat)
     return [r for r in out if r["n"]]
 
 
-def chain_rows(records: Sequence[Record], k: int) -> list[dict]:
+def chain_rows(records: Sequence[Record], a: AtK, fe: FlatEvidence, groups: Mapping[tuple, np.ndarray]) -> list[dict]:
+    k = a.k
     out = []
-    for recs in by_group(records).values():
-        statuses = []
-        for r in recs:
-            if not r.item.answerable:
-                continue
-            ev = item_evidence(r.task, r.item, r.prediction, k)  # the top K of the logged ranking
-            if ev.any_logged:
-                statuses.append((r, ev.chain))
-        if not statuses:
+    counted = fe.answerable & (fe.has_ret | fe.has_del)  # the top K of the logged ranking, or a delivered list
+    for idx in groups.values():
+        rows = idx[counted[idx]]
+        if not len(rows):
             continue
-        fields = group_fields(recs)
+        fields = group_fields([records[idx[0]]])
+        items = [records[i].item for i in rows.tolist()]
         for y in (ALL, *Y_LABELS):
-            chosen = [s for r, s in statuses if y == ALL or y in r.item.y]
+            chosen = rows if y == ALL else rows[np.asarray([y in it.y for it in items], dtype=bool)]
             for m in CHAIN_METRICS:
-                value, n = mean_or_none(_chain_value(s, m) for s in chosen)
+                value, n = _mean(a.chain[m][chosen])
                 if n or y == ALL:
                     out.append({**fields, "y": y, "x": ALL, "task": ALL, "metric": m, "k": k, "value": value,
                                 "n": n})
     return out
-
-
-def _chain_value(s, metric: str) -> float | None:
-    v = getattr(s, metric)
-    return None if v is None else float(v)
 
 
 def _pivot(rows: Iterable[dict], key: str, order: Sequence[str]) -> list[dict]:
@@ -164,20 +143,26 @@ def _pivot(rows: Iterable[dict], key: str, order: Sequence[str]) -> list[dict]:
                                                  rank.get(r[key], len(rank)), r[key]))
 
 
-def provenance_rows(records: Sequence[Record], k: int) -> list[dict]:
+def provenance_rows(records: Sequence[Record], a: AtK, fe: FlatEvidence,
+                    groups: Mapping[tuple, np.ndarray]) -> list[dict]:
     out = []
-    for recs in by_group(records).values():
-        logged = [r for r in recs if r.prediction.retrieved is not None and r.item.answerable]
-        if not logged:
+    logged_all = fe.has_ret & fe.answerable
+    y3_all = np.zeros(fe.n, dtype=bool)
+    rows = np.nonzero(logged_all)[0]
+    y3_all[rows] = [Y3 in records[i].item.y for i in rows.tolist()]
+    for idx in groups.values():
+        logged = logged_all[idx]
+        if not logged.any():
             continue
-        valid = diagnosed(recs, k)  # the same pairs as over `logged`: no retrieval, no diagnosis
-        y3 = [r for r in logged if "Y3" in r.item.y and r.task.clue_chain(r.item)]
-        one_clue = sum(1 for r in y3 if len(r.task.clue_chain(r.item)) < 2)
-        f = group_fields(recs)
+        valid = int((a.valid & fe.answerable)[idx].sum())  # no retrieval, no diagnosis
+        y3 = logged & y3_all[idx] & (fe.chain_len[idx] > 0)
+        one_clue = int((y3 & (fe.chain_len[idx] < 2)).sum())
+        n_logged = int(logged.sum())
+        f = group_fields([records[idx[0]]])
         out.append({"method": f["display"], "method_name": f["method"], "backbone": f["backbone"],
-                    "mode": f["mode"], "rows": len(recs),
-                    "retrieval_logged": len(logged), "valid_provenance": len(valid),
-                    "no_clue_round": len(logged) - len(valid), "y3_eligible": len(y3) - one_clue,
+                    "mode": f["mode"], "rows": len(idx),
+                    "retrieval_logged": n_logged, "valid_provenance": valid,
+                    "no_clue_round": n_logged - valid, "y3_eligible": int(y3.sum()) - one_clue,
                     "y3_one_clue": one_clue})
     return sorted(out, key=lambda r: (method_order(r["method"]), r["backbone"], r["mode"]))
 
@@ -198,8 +183,9 @@ def chain_table_rows(chains: Sequence[dict]) -> list[dict]:
 def build(ctx: ScoreContext) -> SectionResult:
     k = ctx.options.k
     records, warnings = collect(ctx)
-    diag = diagnostic_rows(records, k)
-    chains = chain_rows(records, k)
+    fe, a, groups = evidence_records.flat(ctx), evidence_records.at(ctx, k), evidence_records.group_rows(ctx)
+    diag = diagnostic_rows(records, a, fe, groups)
+    chains = chain_rows(records, a, fe, groups)
     if not diag and not chains:
         return SectionResult.absent(NAME, "no run logged a retrieved or delivered list")
     mirrored = evidence_records.mirrored(ctx)
@@ -224,7 +210,8 @@ def build(ctx: ScoreContext) -> SectionResult:
                                  fold(_pivot(diag, key, order)), cols,
                                  (base_note if key == "y" else f"K = {k}; definitions as under the table by Y.")
                                  + extra_note))
-        tables.append(titled("evidence_provenance", "Retrieval provenance per run", fold(provenance_rows(records, k)),
+        tables.append(titled("evidence_provenance", "Retrieval provenance per run",
+                             fold(provenance_rows(records, a, fe, groups)),
                              ("method", "backbone", "mode", "rows", "retrieval_logged", "valid_provenance",
                               "no_clue_round", "y3_eligible", "y3_one_clue"),
                              "Rows without valid provenance, and Y3 items with a single clue, are left out of the "

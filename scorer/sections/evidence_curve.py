@@ -7,18 +7,13 @@ report.json rows: {backbone, method, display, mode, metric, k, value, n}.
 
 from __future__ import annotations
 
-from scorer.metrics.evidence import RETRIEVAL_METRICS, clue_positions, dedupe, recall_curve
+from scorer.metrics.evidence import RETRIEVAL_METRICS, recall_from_hits
+from scorer.metrics.evidence_flat import FlatEvidence
+from scorer.metrics.evidence_at_k import clue_hits
 from scorer.sections import evidence_records
 from scorer.sections.base import ScoreContext, SectionResult
-from scorer.sections.evidence_records import (
-    FOLD_NOTE,
-    by_group,
-    collect,
-    fold_modes,
-    group_fields,
-    method_order,
-    titled,
-)
+from scorer.sections.evidence_records import collect, group_fields
+from scorer.sections.evidence_tables import FOLD_NOTE, fold_modes, method_order, titled
 from scorer.sections.registry import name_of
 
 NAME = name_of(__name__)
@@ -28,30 +23,27 @@ SHOWN_KS = (1, 5, 10, 50)
 SHORT = {"any_clue_recall": "Any", "coverage": "Cov", "full_clue_recall": "Full"}
 
 
-def curve_rows(records, ks=KS) -> list[dict]:
+def curve_rows(records, fe: FlatEvidence, groups, ks=KS) -> list[dict]:
+    """Per run group, the curve over its answerable items with valid provenance (a logged ranking,
+    at least one existing clue round)."""
     out = []
-    for recs in by_group(records).values():
-        positions = []
-        for r in recs:
-            retrieved = r.prediction.retrieved
-            chain = r.task.clue_chain(r.item)
-            if retrieved is None or not chain or not r.item.answerable:
-                continue
-            ids = [e.round_id for e in dedupe(retrieved)]
-            positions.append(clue_positions(ids, [c.round_id for c in chain]))
-        if not positions:
+    counted = fe.has_ret & (fe.chain_len > 0) & fe.answerable
+    for idx in groups.values():
+        rows = idx[counted[idx]]
+        if not len(rows):
             continue
-        curve = recall_curve(positions, ks)
-        f = group_fields(recs)
+        hits, n_clues = clue_hits(fe, rows, ks)
+        curve = recall_from_hits(hits, n_clues, ks)
+        f = group_fields([records[idx[0]]])
         for m in RETRIEVAL_METRICS:
-            for k, v in zip(curve["k"], curve[m]):
-                out.append({**f, "metric": m, "k": int(k), "value": float(v), "n": len(positions)})
+            for k, v in zip(curve["k"].tolist(), curve[m].tolist()):
+                out.append({**f, "metric": m, "k": k, "value": v, "n": len(rows)})
     return out
 
 
 def build(ctx: ScoreContext) -> SectionResult:
     records, _ = collect(ctx)
-    rows = curve_rows(records)
+    rows = curve_rows(records, evidence_records.flat(ctx), evidence_records.group_rows(ctx))
     if not rows:
         return SectionResult.absent(NAME, "no run logged a ranked retrieval list")
     table: dict[tuple, dict] = {}

@@ -7,32 +7,34 @@ row and says so. Answer score = MCQ EM over rotations / open judge, computed by 
 exactly as the matrix computes it.
 
 The records are built once per context from the rows the runs were read into
-(scorer.load.lean_columns.JoinedRows: with the lean reader, each row's evidence fields only, from the
+(scorer.load.joined_rows.JoinedRows: with the lean reader, each row's evidence fields only, from the
 same parse as the frame; with runs read whole, their Prediction objects), keyed and de-duplicated
 with integer codes, and grouped once; sections fork after `prepare` has parsed every row's lists.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from itertools import repeat
+from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
 from scorer.load.lean import joined_from_runs
-from scorer.load.lean_columns import JOINED, ItemTable, JoinedRows
+from scorer.load.joined_rows import JOINED, JoinedRows
+from scorer.load.lean_columns import ItemTable
+from scorer.load.runs import gc_paused
 from scorer.metrics.answers import coerce_judge, mcq_em
+from scorer.metrics.evidence_flat import FlatEvidence, flat_arrays
+from scorer.metrics.evidence_at_k import AtK, at_k
 from scorer.model.rows import choices_of_row
 from scorer.model import Item, Prediction, Task
 from scorer.names import display_name
-from scorer.sections.base import ScoreContext, Table
-from scorer.sections.methods import PAPER_ORDER
+from scorer.sections.base import ScoreContext
 
 MODE_METRIC = {"mcq": "em", "open": "judge"}
 
 
-@dataclass(frozen=True)
-class Record:
+class Record(NamedTuple):  # a tuple: built for every joined row, four times cheaper than a frozen dataclass
     backbone: str
     method: str
     display: str
@@ -75,10 +77,15 @@ def collect(ctx: ScoreContext) -> tuple[list[Record], list[str]]:
     context (five sections read the records)."""
     hit = ctx.memo.get("evidence_records")
     if hit is None:
-        hit = ctx.memo["evidence_records"] = _collect(ctx)
+        with gc_paused():  # tens of thousands of records: the collector would walk the whole heap for them
+            hit = ctx.memo["evidence_records"] = _collect(ctx)
         groups: dict[tuple[str, str, str], list[Record]] = {}
-        for r in hit[0]:
-            groups.setdefault((r.backbone, r.method, r.mode), []).append(r)
+        rows: dict[tuple[str, str, str], list[int]] = {}
+        for i, r in enumerate(hit[0]):
+            g = (r.backbone, r.method, r.mode)
+            groups.setdefault(g, []).append(r)
+            rows.setdefault(g, []).append(i)
+        ctx.memo["evidence_group_rows"] = {g: np.asarray(v, dtype=np.int64) for g, v in rows.items()}
         _GROUPS.clear()  # the latest context's only: nothing is kept alive past it
         _GROUPS[id(hit[0])] = (hit[0], groups)
     records, warnings = hit
@@ -89,21 +96,85 @@ def mirrored(ctx: ScoreContext) -> set[tuple[str, str]]:
     """mirrored_modes of the context's records, computed once per context."""
     hit = ctx.memo.get("mirrored_modes")
     if hit is None:
-        hit = ctx.memo["mirrored_modes"] = mirrored_modes(collect(ctx)[0])
+        records = collect(ctx)[0]
+        f = flat(ctx)
+        hit = ctx.memo["mirrored_modes"] = mirrored_modes(records, (f.has_ret | f.has_del).tolist(), group_rows(ctx))
     return hit
 
 
 def prepare(ctx: ScoreContext) -> None:
-    """Fill the context's shared evidence data (and parse every row's retrieval) in this process,
-    before the sections that read them are forked."""
-    for r in collect(ctx)[0]:
-        p = r.prediction
-        p.retrieved, p.delivered  # parsed once here (kept on the row), not again in each forked section
+    """Fill the context's shared evidence data (every row's lists parsed once, into flat arrays) in
+    this process, before the sections that read them are forked."""
+    flat(ctx)
+    at(ctx, ctx.options.k)  # the values at K the evidence and delivery sections both read
+    group_rows(ctx)
     mirrored(ctx)
 
 
+def flat(ctx: ScoreContext) -> FlatEvidence:
+    """The records' logged rankings and delivered lists as flat arrays (scorer.metrics.evidence_flat),
+    row i = record i; computed once per context."""
+    hit = ctx.memo.get("evidence_flat")
+    if hit is None:
+        records = collect(ctx)[0]
+        with gc_paused():
+            hit = ctx.memo["evidence_flat"] = flat_of(records, ctx.memo.get("evidence_item_pos"))
+        _FLAT.clear()  # the latest context's only, as _GROUPS
+        _FLAT[id(records)] = (records, hit)
+    return hit
+
+
+_FLAT: dict[int, tuple[list[Record], FlatEvidence]] = {}  # id(records) → (records, flat_of(records)) of flat's
+
+
+def flat_for(records: Sequence[Record]) -> FlatEvidence:
+    """flat_of(records), the one flat(ctx) built when `records` is the context's list."""
+    hit = _FLAT.get(id(records))
+    if hit is not None and hit[0] is records:
+        return hit[1]
+    return flat_of(records)
+
+
+def flat_of(records: Sequence[Record], item_pos: np.ndarray | None = None) -> FlatEvidence:
+    """flat_arrays of the records; `item_pos` (optional) numbers their items (equal positions, one
+    item), as the joined rows do."""
+    if item_pos is None:
+        slots: dict[int, int] = {}
+        item_pos = np.fromiter((slots.setdefault(id(r.item), len(slots)) for r in records), dtype=np.int64,
+                               count=len(records))
+    _, first, item_of = np.unique(item_pos, return_index=True, return_inverse=True)  # first: each item's first record
+    items = [(records[i].task, records[i].item) for i in first.tolist()]
+    preds = [r.prediction for r in records]
+    logged = []
+    # only a row with one of these fields can have logged a list (scorer.model.rows)
+    for i, p in enumerate(preds):
+        raw = p.raw
+        if "retrieved" in raw or "method_runtime" in raw:
+            logged.append((i, raw, p.delivered))
+        elif "delivered" in raw or "context_round_ids" in raw or "history_source" in raw:
+            delivered = p.delivered
+            if delivered is not None:
+                logged.append((i, None, delivered))
+    return flat_arrays(items, item_of.reshape(-1), logged)
+
+
+def at(ctx: ScoreContext, k: int) -> AtK:
+    """The records' per-item evidence values at K (scorer.metrics.evidence_flat.at_k), once per K."""
+    key = ("evidence_at", k)
+    hit = ctx.memo.get(key)
+    if hit is None:
+        hit = ctx.memo[key] = at_k(flat(ctx), k)
+    return hit
+
+
+def group_rows(ctx: ScoreContext) -> dict[tuple[str, str, str], np.ndarray]:
+    """Record indices (into collect's list) of each run group, in by_group's order."""
+    collect(ctx)  # which fills it
+    return ctx.memo["evidence_group_rows"]
+
+
 def joined_rows(ctx: ScoreContext) -> JoinedRows:
-    """The rows the runs were read into (scorer.load.lean_columns.JoinedRows), kept by the reader in
+    """The rows the runs were read into (scorer.load.joined_rows.JoinedRows), kept by the reader in
     ctx.memo; a context built around loaded runs without it joins them here, once."""
     hit = ctx.memo.get(JOINED)
     if hit is None:
@@ -139,22 +210,48 @@ def _collect(ctx: ScoreContext) -> tuple[list[Record], list[str]]:
     names, levels, bench = ctx.options.names, ctx.options.judge_levels, ctx.bench
     per_run = [(r.backbone, r.method, display_name(r.method, names),
                 r.config.get("method") if isinstance(r.config, Mapping) else None) for r in runs]
-    tasks: dict[str, Task] = {}
-    items, run_of, item_of = j.items, j.run.tolist(), j.item.tolist()
-    records = []
-    for i in chosen:
-        backbone, method, display, method_cfg = per_run[run_of[i]]
-        item = items[item_of[i]]
-        p = j.prediction(i)
-        key = (backbone, method, p.mode, item.item_id)
-        score = scored[key] if key in scored else item_score(item, p, levels)
-        task = tasks.get(item.task)
-        if task is None:
-            task = tasks[item.task] = bench.task_of(item)
-        records.append(Record(backbone, method, display, p.mode, task, item, p, score, method_cfg))
+    # Column by column (C-speed maps), then one Record per chosen row.
+    item_pos = j.item[chosen]
+    ctx.memo["evidence_item_pos"] = item_pos  # the records' items, numbered (scorer.metrics.evidence_flat)
+    items = list(map(j.items.__getitem__, item_pos.tolist()))
+    run_of = j.run[chosen].tolist()
+    backbones, methods, displays, configs = (list(map(col.__getitem__, run_of)) for col in zip(*per_run))
+    rows = list(map(j.rows.__getitem__, chosen))
+    modes = list(map(j.mode.__getitem__, chosen))
+    if not all(r.__class__ is Prediction for r in rows):  # JoinedRows.prediction, column by column
+        preds = list(map(_prediction, [it.task for it in items], modes, j.idx[chosen].tolist(),
+                         j.line[chosen].tolist(), rows))
+        rows = [r if r.__class__ is Prediction else p for r, p in zip(rows, preds)] \
+            if any(r.__class__ is Prediction for r in rows) else preds
+    modes = [p.mode for p in rows]
+    scores = list(map(scored.get, zip(backbones, methods, modes, [it.item_id for it in items])))
+    for i in [i for i, v in enumerate(scores) if v is None]:  # not in the scored frame: scored here
+        scores[i] = item_score(items[i], rows[i], levels)
+    by_task = {t.name: t for t in bench.tasks}
+    tasks = [by_task.get(it.task) or bench.task_of(it) for it in items]
+    # Record._make of each row's fields, without a Python call per row
+    records = list(map(tuple.__new__, repeat(Record, len(rows)),
+                       zip(backbones, methods, displays, modes, tasks, items, rows, scores, configs)))
     warnings = [f"{k}: {n} item(s) answered by several run folders; the last folder's row is used"
                 for k, n in dupes.items()]
     return records, warnings
+
+
+_SLOTS = tuple(Prediction.__dict__[f].__set__ for f in ("task", "mode", "idx", "line", "raw", "parsed"))
+
+
+def _prediction(task: str, mode: str, idx: int, line: int, raw: Mapping[str, Any]) -> Prediction:
+    """Prediction(task, mode, idx, line, raw), built as its dataclass __init__ builds it (each slot set
+    past the frozen __setattr__), at half the cost: one is built for every joined row."""
+    p = object.__new__(Prediction)
+    set_task, set_mode, set_idx, set_line, set_raw, set_parsed = _SLOTS
+    set_task(p, task)
+    set_mode(p, mode)
+    set_idx(p, idx)
+    set_line(p, line)
+    set_raw(p, raw)
+    set_parsed(p, None)
+    return p
 
 
 def by_group(records: Iterable[Record]) -> dict[tuple[str, str, str], list[Record]]:
@@ -188,49 +285,25 @@ def find_groups(records: Iterable[Record], wanted: str, names: Mapping[str, str]
     return out
 
 
-def mean_or_none(values: Iterable[float | None]) -> tuple[float | None, int]:
-    v = np.array([x for x in values if x is not None and x == x], dtype=float)
-    return (float(v.mean()) if v.size else None), int(v.size)
-
-
-
-def bootstrap_note(ctx: ScoreContext) -> str:
-    o = ctx.options
-    unit = "clusters (persona/conversation)" if o.clustered else "items"
-    return f"percentile 95% CI, {o.resamples:,} resamples of {unit}, seed {o.seed}"
-
-
-COLUMN_TITLES = {
-    "method": "Method", "backbone": "Backbone", "mode": "Mode", "y": "Y", "x": "X", "task": "Task", "n": "n",
-    "any_clue_recall": "Any-Clue", "coverage": "Coverage", "full_clue_recall": "Full-Clue", "n_y3": "n Y3",
-    "latest_clue_recall": "Latest", "stale_dominance": "Stale-Dom.", "rank_inversion": "Rank-Inv.",
-    "latest_miss": "Latest-Miss", "required_fact_recall": "Req.-Fact Recall", "chain_retrieved": "Chain Retr.",
-    "chain_delivered": "Chain Deliv.", "n_retrieved": "n Retr.", "n_delivered": "n Deliv.",
-}
-
-
-def titled(name: str, title: str, rows: Sequence[Mapping[str, Any]], columns: Sequence[str], note: str = "",
-           titles: Mapping[str, str] | None = None) -> Table:
-    """A Table whose columns carry the paper's headings (row keys are the headings)."""
-    mapping = {**COLUMN_TITLES, **(titles or {})}
-    heads = [mapping.get(c, c) for c in columns]
-    if len(set(heads)) != len(heads):
-        raise ValueError(f"table {name}: repeated column headings {heads}")
-    out = [{h: r.get(c) for c, h in zip(columns, heads)} for r in rows]
-    return Table(name, title, out, heads, note)
-
-
-def mirrored_modes(records: Iterable[Record]) -> set[tuple[str, str]]:
+def mirrored_modes(records: Sequence[Record], any_logged: Sequence[bool] | None = None,
+                   rows: Mapping[tuple[str, str, str], Sequence[int]] | None = None) -> set[tuple[str, str]]:
     """(backbone, method) pairs whose MCQ and open runs logged the same retrieved and delivered lists
-    for every item: their retrieval tables would repeat row for row, so tables show them once."""
+    for every item: their retrieval tables would repeat row for row, so tables show them once.
+    `any_logged[i]`: record i logged a retrieved or a delivered list (default: read from its row);
+    `rows`: each group's record indices (default: found)."""
     groups = by_group(records)
+    if any_logged is None:
+        any_logged = [r.prediction.retrieved is not None or r.prediction.delivered is not None for r in records]
+    if rows is None:
+        pos = {id(r): i for i, r in enumerate(records)}
+        rows = {g: [pos[id(r)] for r in recs] for g, recs in groups.items()}
     out = set()
     for (backbone, method, mode), recs in groups.items():
         other = groups.get((backbone, method, "open"))
-        if mode != "mcq" or other is None or len(other) != len(recs):
+        if mode != "mcq" or other is None or len(other) != len(recs) \
+                or not any(any_logged[i] for i in rows[(backbone, method, mode)]):  # nothing logged: nothing to fold
             continue
         theirs = {r.item.item_id: r.prediction for r in other}
-        logged = False
         for r in recs:  # item by item, stopping at the first difference
             q = theirs.get(r.item.item_id)
             if q is None:
@@ -240,10 +313,8 @@ def mirrored_modes(records: Iterable[Record]) -> set[tuple[str, str]]:
                 log = _log(p)
                 if log != _log(q):
                     break
-            logged = logged or p.retrieved is not None or p.delivered is not None
-        else:
-            if logged:
-                out.add((backbone, method))
+        else:  # every item the same, and the group logged a list (checked above)
+            out.add((backbone, method))
     return out
 
 
@@ -259,22 +330,3 @@ def _log(p) -> tuple:
     return (ret, p.delivered)
 
 
-def fold_modes(rows: Iterable[Mapping[str, Any]], mirrored: set[tuple[str, str]]) -> list[dict]:
-    """Table rows (with `backbone`, `method_name`, `mode`) with mirrored MCQ rows dropped and the open
-    row's mode shown as "open = mcq"."""
-    out = []
-    for r in rows:
-        key = (r.get("backbone"), r.get("method_name"))
-        if key in mirrored and r.get("mode") == "mcq":
-            continue
-        out.append({**r, "mode": "open = mcq"} if key in mirrored and r.get("mode") == "open" else dict(r))
-    return out
-
-
-FOLD_NOTE = " Mode \"open = mcq\": the MCQ and open runs logged identical lists, shown once."
-
-
-def method_order(display: str) -> tuple[int, str]:
-    """Sort key putting methods in the MemEye table order (others after, alphabetically)."""
-    base = display.split(" ")[0]  # "SRAG(V) budget" sorts beside SRAG(V)
-    return (PAPER_ORDER.index(base) if base in PAPER_ORDER else len(PAPER_ORDER), display)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
 from scorer.metrics.matrix import ALL, METRICS, evaluation_matrix
 from scorer.model import X_LABELS, Y_LABELS
 from scorer.sections.base import ScoreContext, SectionResult, Table
@@ -58,7 +60,9 @@ def build(ctx: ScoreContext) -> SectionResult:
         cols = method_columns(meta[meta["backbone"] == backbone])
         tables += _backbone_tables(backbone, by_backbone[backbone], cols)
     warnings = []
-    unlabelled = answerable[(answerable["x"].map(len) == 0) | (answerable["y"].map(len) == 0)]["item_id"].nunique()
+    no_label = np.fromiter((len(x) == 0 or len(y) == 0 for x, y in zip(answerable["x"].tolist(), answerable["y"].tolist())),
+                           dtype=bool, count=len(answerable))
+    unlabelled = answerable.loc[no_label, "item_id"].nunique() if no_label.any() else 0
     if unlabelled:
         warnings.append(f"{unlabelled} scored item(s) have no X or no Y label: they count in the item-weighted "
                         "mean only, not in cells, marginals or Avg.")

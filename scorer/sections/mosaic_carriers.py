@@ -10,7 +10,7 @@ from __future__ import annotations
 from scorer.metrics.mosaic_labels import CARRIERS, MODALITY_CHALLENGES, NATIVE, SMALL_STRATUM
 from scorer.sections import mosaic_runs as mr
 from scorer.sections.base import ScoreContext, SectionResult
-from scorer.sections.evidence_records import titled
+from scorer.sections.evidence_tables import titled
 from scorer.sections.mosaic_ladder import TITLES, shown_ci
 from scorer.sections.registry import name_of
 

@@ -12,7 +12,7 @@ from scorer.metrics.evidence import fact_modality
 from scorer.metrics.mosaic import ItemFacts, chain_shares, challenge_counts, media_counts, media_role
 from scorer.model import CHAIN_CHALLENGES
 from scorer.sections.base import ScoreContext, SectionResult
-from scorer.sections.evidence_records import titled
+from scorer.sections.evidence_tables import titled
 from scorer.sections.registry import name_of
 
 NAME = name_of(__name__)

@@ -10,7 +10,7 @@ from scorer.metrics.mosaic import mean_n
 from scorer.metrics.mosaic_labels import CONDITION_NAMES, CONDITION_TITLES, DROPS
 from scorer.sections import mosaic_runs as mr
 from scorer.sections.base import ScoreContext, SectionResult
-from scorer.sections.evidence_records import titled
+from scorer.sections.evidence_tables import titled
 from scorer.sections.registry import name_of
 
 NAME = name_of(__name__)

@@ -9,7 +9,7 @@ from scorer.metrics.mosaic_labels import CONDITION_TITLES, DROPS, SMALL_STRATUM
 from scorer.model import CHAIN_CHALLENGES
 from scorer.sections import mosaic_runs as mr
 from scorer.sections.base import ScoreContext, SectionResult
-from scorer.sections.evidence_records import titled
+from scorer.sections.evidence_tables import titled
 from scorer.sections.mosaic_ladder import TITLES, shown_ci
 from scorer.sections.registry import name_of
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from scorer.metrics.mosaic import budget_key, budget_text, budget_value, mean_n
 from scorer.sections import mosaic_runs as mr
 from scorer.sections.base import ScoreContext, SectionResult
-from scorer.sections.evidence_records import titled
+from scorer.sections.evidence_tables import titled
 from scorer.sections.mosaic_ladder import TITLES
 from scorer.sections.registry import name_of
 

@@ -20,10 +20,10 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from scorer.metrics.bootstrap import paired_diff_ci
+from scorer.metrics.bootstrap import paired_diff_cis
 from scorer.model import X_LABELS, Y_LABELS
 from scorer.sections.base import ScoreContext, SectionResult
-from scorer.sections.evidence_records import bootstrap_note, titled
+from scorer.sections.evidence_tables import bootstrap_note, titled
 from scorer.sections.methods import METRIC_TITLES
 from scorer.sections.registry import name_of
 
@@ -91,7 +91,7 @@ def depth_rows(frame: pd.DataFrame, methods: Sequence[str]) -> list[dict]:
 
 def gap_rows(frame: pd.DataFrame, text: Sequence[str], visual: Sequence[str], ctx: ScoreContext) -> list[dict]:
     o = ctx.options
-    out = []
+    out, pending = [], []
     for backbone in sorted(frame["backbone"].unique()):
         sub = frame[frame["backbone"] == backbone]
         for metric in ("judge", "em"):
@@ -109,11 +109,16 @@ def gap_rows(frame: pd.DataFrame, text: Sequence[str], visual: Sequence[str], ct
                     continue
                 a, b = vs.loc[ids, metric].to_numpy(float), ts.loc[ids, metric].to_numpy(float)
                 cl = vs.loc[ids, "cluster"].tolist() if o.clustered else None
-                ci = paired_diff_ci(a, b, cl, resamples=o.resamples, seed=o.seed)
-                out.append({"backbone": backbone, "metric": metric, "x": x, "n": ci.n, "text": ci.mean_b,
-                            "visual": ci.mean_a, "delta": ci.estimate, "ci_low": ci.ci_low, "ci_high": ci.ci_high,
-                            "n_clusters": ci.n_clusters,
-                            "text_method": ts["display"].iloc[0], "visual_method": vs["display"].iloc[0]})
+                pending.append(((a, b, cl), {"backbone": backbone, "metric": metric, "x": x,
+                                             "text_method": ts["display"].iloc[0],
+                                             "visual_method": vs["display"].iloc[0]}))
+    # every CI in one call (paired_diff_ci's values): those over as many items share one drawing
+    cis = paired_diff_cis([p for p, _ in pending], resamples=o.resamples, seed=o.seed)
+    for (_, head), ci in zip(pending, cis):
+        out.append({"backbone": head["backbone"], "metric": head["metric"], "x": head["x"], "n": ci.n,
+                    "text": ci.mean_b, "visual": ci.mean_a, "delta": ci.estimate, "ci_low": ci.ci_low,
+                    "ci_high": ci.ci_high, "n_clusters": ci.n_clusters,
+                    "text_method": head["text_method"], "visual_method": head["visual_method"]})
     return out
 
 

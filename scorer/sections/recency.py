@@ -23,22 +23,13 @@ from scorer.metrics.recency import (
     RECENCY_METRICS,
     RecencyCase,
     missing_inputs,
-    recency_counterfactual,
+    recency_counterfactuals,
 )
 from scorer.model import Retrieved, Task
 from scorer.sections import evidence_records
 from scorer.sections.base import ScoreContext, SectionResult
-from scorer.sections.evidence_records import (
-    FOLD_NOTE,
-    Record,
-    bootstrap_note,
-    by_group,
-    collect,
-    fold_modes,
-    group_fields,
-    method_order,
-    titled,
-)
+from scorer.sections.evidence_records import Record, by_group, collect, group_fields
+from scorer.sections.evidence_tables import FOLD_NOTE, bootstrap_note, fold_modes, method_order, titled
 from scorer.sections.registry import name_of
 
 NAME = name_of(__name__)
@@ -75,11 +66,26 @@ def with_dialogue_ages(task: Task, pool: Sequence[Retrieved]) -> tuple[Retrieved
     return tuple(out)
 
 
-def cases_of(records: Sequence[Record], age_source: str) -> tuple[list[RecencyCase], dict[str, int]]:
+def cases_of(records: Sequence[Record], age_source: str,
+             facts: dict | None = None) -> tuple[list[RecencyCase], dict[str, int]]:
+    """The re-rankable cases of one group's records and why the others were left out. `facts`: a
+    dict shared by the calls of one report (the same items recur in every run): per item, whether
+    it is eligible, its clue chain and which rounds are stale, each computed once."""
     cases, skipped = [], {}
+    facts = {} if facts is None else facts
     for r in records:
-        retrieved = r.prediction.retrieved
-        if retrieved is None or not r.item.answerable or not temporal_eligible(r.task, r.item):
+        item = r.item
+        known = facts.get(id(item))
+        if known is None or known[0] is not item:  # the item is held, so its id cannot be reused
+            eligible = item.answerable and temporal_eligible(r.task, item)
+            chain = r.task.clue_chain(item) if eligible else ()
+            known = (item, eligible, tuple(c.round_id for c in chain), chain[-1].round_id if chain else None, {})
+            facts[id(item)] = known
+        _, eligible, clues, latest, stale_of = known
+        if not eligible:
+            continue
+        retrieved = r.prediction.retrieved  # parsed for eligible rows only
+        if retrieved is None:
             continue
         pool = dedupe(retrieved)
         if age_source == "dialogue":
@@ -88,9 +94,15 @@ def cases_of(records: Sequence[Record], age_source: str) -> tuple[list[RecencyCa
         if why:
             skipped[why] = skipped.get(why, 0) + 1
             continue
-        chain = r.task.clue_chain(r.item)
-        stale = frozenset(e.round_id for e in pool if r.task.is_stale(r.item, e.round_id))
-        cases.append(RecencyCase(pool, tuple(c.round_id for c in chain), chain[-1].round_id, stale, r.cluster))
+        stale = []
+        for e in pool:
+            rid = e.round_id
+            hit = stale_of.get(rid)
+            if hit is None:
+                hit = stale_of[rid] = r.task.is_stale(item, rid)
+            if hit:
+                stale.append(rid)
+        cases.append(RecencyCase(pool, clues, latest, frozenset(stale), r.cluster))
     return cases, skipped
 
 
@@ -99,17 +111,24 @@ def build(ctx: ScoreContext) -> SectionResult:
     k, o = ctx.options.k, ctx.options
     records, _ = collect(ctx)
     mirrored = evidence_records.mirrored(ctx)
-    rows, skipped_rows = [], []
-    for recs in by_group(records).values():
-        if not any(r.prediction.retrieved is not None for r in recs):
+    logged = evidence_records.flat(ctx).has_ret  # per record: it logged a ranking (parsed once, shared)
+    group_rows = evidence_records.group_rows(ctx)
+    rows, skipped_rows, reranked = [], [], []
+    facts: dict = {}  # per item, shared by every group's cases_of
+    for g, recs in by_group(records).items():
+        if not logged[group_rows[g]].any():
             continue
         fields = group_fields(recs)
-        cases, skipped = cases_of(recs, age_source)
+        cases, skipped = cases_of(recs, age_source, facts)
         for why, n in sorted(skipped.items()):
             skipped_rows.append({**fields, "reason": why, "items": n, "reranked": len(cases)})
-        if not cases:
-            continue
-        for row in recency_counterfactual(cases, k, alphas, lam, o.clustered, o.resamples, o.seed):
+        if cases:
+            reranked.append((fields, cases))
+    # every group's CIs in one call: those over as many items share one drawing
+    results = recency_counterfactuals([cases for _, cases in reranked], k, alphas, lam, o.clustered,
+                                      o.resamples, o.seed)
+    for (fields, _), group_rows in zip(reranked, results):
+        for row in group_rows:
             rows.append({**fields, "alpha": row.alpha, "lambda": lam, "metric": row.metric, "k": k,
                          "value": row.value, "n": row.n, "delta": row.delta, "ci_low": row.ci_low,
                          "ci_high": row.ci_high, "n_clusters": row.n_clusters})

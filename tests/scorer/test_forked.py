@@ -138,3 +138,61 @@ def test_runs_read_while_sections_load_give_the_same_report(tmp_path, monkeypatc
     monkeypatch.setenv("MEMSCOPE_READ_WORKERS", "1")
     plain = score(DEMO, [DEMO / "runs"], sections=chosen).json_data()
     assert overlapped == plain and overlapped["matrix"]
+
+
+# fork_staged: the sections that need no shared data start while this process prepares it.
+
+def _wait_for(path, seconds=20.0):
+    import time
+
+    end = time.monotonic() + seconds
+    while not os.path.exists(path):
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_staged_items_start_while_the_stage_runs_and_later_ones_see_it(tmp_path):
+    from scorer.forked import fork_staged
+
+    started = tmp_path / "first-started"
+    shared: dict[str, int] = {}
+
+    def work(x: int):
+        if x == 0:  # a `first` item: says it started, in a forked process
+            started.write_text(str(os.getpid()))
+            return x, os.getpid(), None
+        return x, os.getpid(), shared.get("prepared")  # a `later` item reads what the stage computed
+
+    def stage():
+        # Returns only once the `first` item has started elsewhere: with the stage run before any
+        # fork (as the scorer did), this waits 20 s and the test fails.
+        assert _wait_for(started), "no `first` item started while the stage ran"
+        shared["prepared"] = 42
+
+    got = fork_staged(work, [0, 1, 2, 3], workers=2, first=[0], later=[3, 2, 1], stage=stage)
+    assert [x for x, _, _ in got] == [0, 1, 2, 3]
+    assert got[0][1] != PARENT
+    assert all(seen == 42 for _, _, seen in got[1:])
+
+
+def test_staged_errors_and_dead_workers_are_recomputed_here():
+    from scorer.forked import fork_staged
+
+    with pytest.raises(KeyError, match="three"):
+        fork_staged(fails_on_three, [1, 2, 3, 4], workers=2, first=[2, 0], later=[1, 3])
+    got = fork_staged(dies_in_a_worker, [1, 2, 3], workers=2, first=[1, 0], later=[2])
+    assert [v for v, _ in got] == [1, 2, 3]
+    assert dict(got)[2] == PARENT  # its worker died: recomputed here
+    with pytest.raises(ValueError):
+        fork_staged(square_with_pid, [1, 2], workers=2, first=[0], later=[0])
+
+
+def test_staged_with_one_worker_is_this_process_in_order():
+    from scorer.forked import fork_staged
+
+    calls = []
+    got = fork_staged(lambda x: calls.append(x) or (x, os.getpid()), [5, 6, 7], workers=1, first=[2], later=[0, 1],
+                      stage=lambda: calls.append("stage"))
+    assert calls == ["stage", 5, 6, 7] and all(pid == PARENT for _, pid in got)

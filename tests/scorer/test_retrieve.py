@@ -13,6 +13,7 @@ from scorer.load.memeye import load_benchmark
 from scorer.load.runs import load_runs
 from scorer.retrieve import RetrievalConfig, rank, run_retrieval
 from scorer.search import TextSearch, documents, make_searcher
+from tests.paths import LOCOMO
 
 pytest.importorskip("sentence_transformers", reason="the embed extra is not installed")
 from scorer.embed.model import embed_texts, load_encoder  # noqa: E402
@@ -121,3 +122,102 @@ def test_semantic_search_finds_by_meaning(tmp_path: Path, cache: EmbeddingCache)
     t = TextSearch(documents(bench))
     assert [h.ref for h in t.search("hall green")] == ["D2:2", f"{MINI_TASK}:1"]
     assert t.search("doorbell ringing sound") == []  # plain text needs every word
+
+
+# Texts the lean encoder (scorer/embed/bert.py) must embed as sentence-transformers does: accents,
+# CJK, emoji, an empty string, and texts longer than the tokenizer file's own 128-token cut and
+# than the model's 256 (sentence_bert_config.json).
+AWKWARD = [
+    "", "ok", "Café, naïve façade — déjà vu?", "東京で会いましょう", "party 🎉🎉 tonight!!",
+    "  leading and trailing spaces  ", "word " * 150, "The hallway was painted green. " * 60,
+]
+
+
+def _sentence_transformers(texts: list[str]) -> np.ndarray:
+    from sentence_transformers import SentenceTransformer
+
+    from scorer.embed.model import model_dir
+
+    st = SentenceTransformer(str(model_dir("all-MiniLM-L6-v2")), device="cpu")
+    return st.encode(texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+
+
+def test_lean_encoder_matches_sentence_transformers(tmp_path: Path) -> None:
+    from scorer.embed.bert import LeanBert
+
+    assert isinstance(load_encoder("all-MiniLM-L6-v2"), LeanBert)  # the packaged model takes the lean path
+    texts = AWKWARD + [d.text for d in documents(load_benchmark(write_mini_bench(tmp_path / "b")))]
+    vecs, _ = embed_texts(texts, EmbeddingCache(tmp_path / "c.sqlite"))
+    ref = _sentence_transformers(texts)
+    assert np.abs(vecs - ref).max() < 1e-6
+    assert np.abs(vecs[6] - vecs[7]).max() > 0.1  # the long texts are not cut to the same few tokens
+
+
+def test_cache_written_in_chunks_reads_back_identical(tmp_path: Path, monkeypatch) -> None:
+    import scorer.embed.model as model
+
+    monkeypatch.setattr(model, "WRITE_ROWS", 3)  # several transactions and a partial last one
+    texts = [f"sentence number {i} about {'cats' if i % 2 else 'the weather'}" for i in range(10)] + ["sentence number 0 about the weather"]
+    cache = EmbeddingCache(tmp_path / "c.sqlite")
+    vecs, counts = embed_texts(texts, cache, batch_size=2)  # flushed at 4 and 8 rows, then the last 2
+    assert counts == {"hits": 0, "computed": 10} and cache.count() == 10
+    stored = cache.get_many(model.DEFAULT_MODEL, [model.text_key(t) for t in texts])
+    raw = np.zeros((10, 384), np.float32)  # what the model gives, before embed_texts re-normalises
+    load_encoder().encode_into(texts[:10], raw, 2)  # the same batches, so the same bits
+    assert all(np.array_equal(stored[model.text_key(t)], raw[i]) for i, t in enumerate(texts[:10]))
+    load_encoder.cache_clear()
+    again, counts = embed_texts(texts, EmbeddingCache(tmp_path / "c.sqlite"))
+    assert counts == {"hits": 10, "computed": 0} and load_encoder.cache_info().misses == 0
+    assert np.array_equal(again, vecs)
+
+
+@pytest.mark.skipif(not LOCOMO.is_file(), reason="../shared/peer-data/locomo10.json is absent")
+def test_locomo_cold_equals_warm_and_sentence_transformers(tmp_path: Path) -> None:
+    """One real LoCoMo conversation: a cold run (every text encoded) writes the same run files as a
+    warm one (every vector from the cache), and each question's top-10 is the one sentence-
+    transformers' own encode gives."""
+    from scorer.retrieve import _questions, task_texts
+
+    assert main(["import", "locomo", str(LOCOMO), "--out", str(tmp_path / "bench")]) == 0
+    one = tmp_path / "one"
+    (one / "dialog").mkdir(parents=True)
+    src = sorted((tmp_path / "bench" / "dialog").glob("*.json"))[0]  # the first conversation alone
+    (one / "dialog" / src.name).write_bytes(src.read_bytes())
+    bench = load_benchmark(one)
+    cache = EmbeddingCache(tmp_path / "c.sqlite")
+    cold = run_retrieval(bench, tmp_path / "cold", cache, RetrievalConfig(), stamp="20260101_000000")
+    warm = run_retrieval(bench, tmp_path / "warm", cache, RetrievalConfig(), stamp="20260101_000000")
+    assert cold["computed"] > 500 and warm["computed"] == 0 and warm["hits"] == cold["computed"]
+    files = sorted(p.relative_to(tmp_path / "cold") for p in (tmp_path / "cold").rglob("*.jsonl"))
+    assert files and all((tmp_path / "cold" / f).read_bytes() == (tmp_path / "warm" / f).read_bytes() for f in files)
+    ids, texts, _ = task_texts(bench.tasks[0])
+    _, questions = _questions(bench.tasks[0])
+    ref = _sentence_transformers(texts + questions)
+    ours, _ = embed_texts(texts + questions, cache)
+    for i in range(len(questions)):
+        q = len(texts) + i
+        assert rank(ours[q], ours[:len(texts)])[0][:10].tolist() == rank(ref[q], ref[:len(texts)])[0][:10].tolist()
+
+
+def test_lean_path_only_for_folders_it_reproduces(tmp_path: Path) -> None:
+    """Another pooling, a default prompt or another architecture goes to sentence-transformers."""
+    import json
+    import shutil
+
+    from scorer.embed.bert import lean_config
+    from scorer.embed.model import model_dir
+
+    src = model_dir("all-MiniLM-L6-v2")
+    assert lean_config(src) == {"layers": 6, "heads": 12, "eps": 1e-12, "max_len": 256, "normalize": True, "dim": 384}
+    changes = {
+        "1_Pooling/config.json": {"pooling_mode_cls_token": True, "pooling_mode_mean_tokens": False},
+        "config_sentence_transformers.json": {"default_prompt_name": "query"},
+        "config.json": {"model_type": "roberta"},
+    }
+    for rel, change in changes.items():
+        d = tmp_path / rel.replace("/", "_")
+        shutil.copytree(src, d, ignore=shutil.ignore_patterns("*.safetensors"))
+        (d / "model.safetensors").symlink_to(src / "model.safetensors")
+        cfg = json.loads((d / rel).read_text())
+        (d / rel).write_text(json.dumps({**cfg, **change}))
+        assert lean_config(d) is None, rel

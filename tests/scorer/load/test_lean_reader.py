@@ -4,6 +4,7 @@ the general path, and rows the fast schema does not fit fall back to the general
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 import pytest
@@ -130,3 +131,60 @@ def test_parts_are_contiguous_and_balanced_by_bytes(tmp_path):
     assert [p for part in parts for p in part] == folders and len(parts) <= 3
     assert folders[4] in parts[0] or folders[4] in parts[1]  # the big file ends a part, not hides in one
     assert lean._balanced_parts(folders[:1], 4) == [folders[:1]]
+
+
+def test_evidence_rows_read_as_json_are_the_rows_evidence_dicts(tmp_path):
+    """The fast schema keeps the retrieval logs as their JSON text and each chunk's evidence as one
+    JSON text (sent from a worker as bytes, decoded when the sections first read it): the dicts
+    decoded are the ones built field by field from the parsed row (_evidence_of_struct), for rows
+    that log nulls, omit fields, nest objects or log lists of any kind."""
+    import msgspec
+
+    from scorer.load.joined_rows import EVIDENCE_FIELDS, ROTATION_FIELDS, RUNTIME_FIELDS, EvidenceRows, evidence_json
+
+    # The reference: every field parsed (no JSON text kept), the dict built field by field.
+    whole = msgspec.defstruct("Whole", [(f.name, Any if f.type is msgspec.Raw else f.type, None)
+                                        for f in msgspec.structs.fields(lean._EvRow)])
+
+    def _evidence_of_struct(row):
+        ev = {k: getattr(row, k) for k in EVIDENCE_FIELDS if getattr(row, k) is not None}
+        if row.rotations is not None:
+            ev["rotations"] = [{k: getattr(r, k) for k in ROTATION_FIELDS} for r in row.rotations]
+        if row.method_runtime is not None:
+            ev["method_runtime"] = {k: getattr(row.method_runtime, k) for k in RUNTIME_FIELDS}
+        return ev
+
+
+    rows = [
+        {"idx": 1, "mode": "mcq", "retrieved": [{"round": "D1:1", "score": 0.5, "recency_age": 3}, "D2:2"],
+         "delivered": ["D1:1"], "clue_rounds": ["D1:1"], "history_source": "retrieval", "em": 1,
+         "rotations": [{"rotation_idx": 0, "choice": "A", "correct_position": "A", "em": 1.0, "usage": {"n": 1}},
+                       {"choice": None}], "pred": "A", "choice": "A", "abstained": False},
+        {"idx": 2, "mode": "open", "retrieved": None, "delivered": None, "context_round_ids": [],
+         "method_runtime": {"seed_round_ids": ["D3:1"], "top_candidates": [{"round_id": "D3:1", "score": 2}],
+                            "other": [1, 2]}, "judge": 0.5, "pred": "x" * 40},
+        {"idx": 3, "mode": "open", "retrieved": "not a list", "clue_rounds": {"odd": [1, "two", None]},
+         "history_source": None, "judge": True, "method_runtime": None, "pred": ""},
+        {"idx": 4, "mode": "open"},
+        {"idx": 5, "mode": "open", "delivered": [1, "D1:2", {"r": 2.5e-300}], "retrieved": [[], {}, 12345678901234]},
+    ]
+    body = b"[" + b",".join(json.dumps(r).encode() for r in rows) + b"]"
+    decoded = lean._EV_ROWS.decode(body)
+    keep = [0, 1, 2, 3, 4]
+    want = [_evidence_of_struct(r) for r in msgspec.json.decode(body, type=list[whole])]
+    got = EvidenceRows([evidence_json(decoded, keep[:2]), [{"kept": "as is"}], evidence_json(decoded, keep[2:])]).decode()
+    assert got == [*want[:2], {"kept": "as is"}, *want[2:]]
+    assert [list(d) for d in got] == [list(d) for d in [*want[:2], {"kept": "as is"}, *want[2:]]]  # same keys, same order
+    assert "retrieved" not in got[1] and "history_source" not in got[3]  # null is absent, as before
+
+
+def test_joined_rows_decode_once_when_first_read(tmp_path):
+    root = write_labelled_bench(tmp_path / "b", "T", LABELS)
+    mcq = [mcq_row(i, c) for i, c in zip(range(1, 5), (4, 3, 0, 2))]
+    runs = tmp_path / "runs"
+    write_labelled_run(runs, "T", "gpt", "fc_v", "multimodal", "mcq", mcq)
+    joined = read_frame(load_benchmark(root), runs, evidence=True).joined
+    assert joined._rows.__class__.__name__ == "EvidenceRows"  # not decoded by the read
+    first = joined.rows
+    assert first is joined.rows and len(first) == 4 and all(isinstance(r, dict) for r in first)
+    assert [p.choice for p in map(joined.prediction, range(4))] == [r["choice"] for r in mcq]

@@ -198,3 +198,25 @@ def test_section_clustered_bootstrap_resamples_clusters():
     assert loss["loss"] == pytest.approx(2 / 3) and loss["n_clusters"] == 2
     ref = paired_diff_ci([1.0, 1, 1], [0.0, 1, 0], clusters=["p1", "p1", "p2"], resamples=400, seed=20260430)
     assert (loss["ci_low"], loss["ci_high"]) == (ref.ci_low, ref.ci_high)
+
+
+def test_stage_losses_at_once_equal_stage_loss_one_at_a_time():
+    """stage_losses (one paired_diff_cis call, shared draws) gives each pair exactly stage_loss's
+    result: pairs of equal and different lengths, with and without clusters, 0/1 scores (shared
+    product) and thirds (computed one at a time); the CI is scipy's percentile bootstrap's."""
+    from scipy import stats
+
+    from scorer.metrics.delivery import stage_losses
+
+    rng = np.random.default_rng(11)
+    pairs = []
+    for n, values in ((30, [0.0, 1.0]), (30, [0.0, 0.5, 1.0]), (17, [0.0, 1.0]), (30, [0.0, 1 / 3, 2 / 3, 1.0])):
+        a, b = rng.choice(values, n), rng.choice(values, n)
+        pairs.append((a, b, None))
+        pairs.append((a, b, [f"c{i % 6}" for i in range(n)]))
+    got = stage_losses(pairs, resamples=1500, seed=4)
+    assert got == [stage_loss(a, b, cl, resamples=1500, seed=4) for a, b, cl in pairs]
+    a, b, _ = pairs[0]
+    ref = stats.bootstrap((a - b,), np.mean, n_resamples=1500, method="percentile", random_state=4).confidence_interval
+    assert abs(got[0].ci.ci_low - ref.low) < 0.08 and abs(got[0].ci.ci_high - ref.high) < 0.08
+    assert got[0].wtl.wins + got[0].wtl.ties + got[0].wtl.losses == 30

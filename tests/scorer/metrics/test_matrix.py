@@ -174,3 +174,50 @@ def test_many_rows_are_fast_enough():
     rows = evaluation_matrix(f)
     assert time.perf_counter() - t < 10  # ~1 s unloaded; generous for a shared machine
     assert len(rows[rows["agg"] == "cell"]) == 2 * methods * 12
+
+
+def test_one_key_grouping_equals_grouping_on_the_columns():
+    """_mean_n groups one combined integer key: the same groups in the same (first-appearance) order
+    and the same means, bit for bit, as pandas grouping on the key columns (unrounded BLEU-like
+    values, where a different order of summation would show); _first_rows keeps what
+    drop_duplicates keeps."""
+    import numpy as np
+    import pandas as pd
+
+    from scorer.metrics.matrix import _first_rows, _mean_n
+
+    rng = np.random.default_rng(2)
+    keys = [rng.integers(0, 7, 5000), rng.integers(0, 300, 5000), rng.integers(0, 4, 5000)]
+    values = rng.random(5000)
+    g = pd.DataFrame({"a": keys[0], "b": keys[1], "c": keys[2]}).assign(v=values).groupby(["a", "b", "c"], sort=False)["v"]
+    ref = pd.DataFrame({"value": g.mean(), "n": g.size()}).reset_index()
+    got = _mean_n(keys, values, ["a", "b", "c"])
+    assert got.equals(ref)
+    assert _mean_n(keys[:1], values).columns.tolist() == ["k0", "value", "n"]
+    frame = pd.DataFrame({"a": keys[0], "b": keys[1]})
+    assert _first_rows(keys[:2]).tolist() == frame.drop_duplicates().index.tolist()
+
+
+def test_section_warns_of_items_without_an_x_or_y_label():
+    """The matrix section counts the distinct scored items that have no X or no Y label (they
+    are in the item-weighted mean only), however many rows each has: on the demo with some items'
+    labels taken away, the count a plain loop over the rows gives."""
+    from dataclasses import replace
+
+    from scorer.scoring import build_context
+    from scorer.sections import matrix as section
+    from scorer.sections.methods import answerable_scores
+    from tests.paths import DEMO, RUNS
+
+    ctx, _, _ = build_context(DEMO, [RUNS])
+    assert section.build(ctx).warnings == ()
+    f = ctx.frame.copy()
+    ids = sorted(f["item_id"].unique())
+    f["x"] = [() if i in ids[:5] else x for i, x in zip(f["item_id"], f["x"])]
+    f["y"] = [() if i in ids[3:9] else y for i, y in zip(f["item_id"], f["y"])]
+    a = answerable_scores(f)
+    want = len({i for i, x, y in zip(a["item_id"], a["x"], a["y"]) if not x or not y})
+    assert want >= 5
+    res = section.build(replace(ctx, frame=f))
+    assert res.warnings == (f"{want} scored item(s) have no X or no Y label: they count in the item-weighted "
+                            "mean only, not in cells, marginals or Avg.",)

@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from scorer.metrics.bootstrap import paired_diff_ci
-from scorer.metrics.recency import (RecencyCase, diagnose_at, missing_inputs, recency_counterfactual,
-                                    recency_score, rerank)
+from scorer.metrics.recency import (RECENCY_METRICS, RecencyCase, diagnose_at, missing_inputs,
+                                    recency_counterfactual, recency_counterfactuals, recency_score,
+                                    recency_values, rerank)
 from scorer.model import Retrieved
 from tests.builders import model as E
 
@@ -110,6 +111,59 @@ def test_counterfactual_clustered():
     assert (r5.ci_low, r5.ci_high) == (ref.ci_low, ref.ci_high)
 
 
+# ---------------------------------------------------------------- all cases at once (issue 19)
+
+
+def _random_cases(seed: int, n: int) -> list[RecencyCase]:
+    """Pools with repeated rounds, exact score ties (scores and ages from small sets), logged ranks
+    out of list order (they break ties), latest clue absent from some pools, stale rounds anywhere."""
+    rng = np.random.default_rng(seed)
+    rounds = [f"D{d}:{r}" for d in range(1, 4) for r in range(1, 5)]
+    cases = []
+    for i in range(n):
+        size = int(rng.integers(1, 9))
+        ids = list(rng.choice(rounds, size))  # may repeat: dedupe keeps the first
+        ranks = rng.permutation(size) + 1 if i % 2 else np.arange(1, size + 1)  # logged ranks out of list order
+        entries = tuple(Retrieved(str(r), int(rank), float(rng.choice([0.3, 0.5, 0.5, 0.7])),
+                                  float(rng.choice([1, 2, 4, 4]))) for r, rank in zip(ids, ranks))
+        latest = str(rng.choice(rounds))
+        stale = frozenset(str(r) for r in rng.choice(rounds, 4))
+        cases.append(RecencyCase(entries, ("D1:1", latest), latest, stale, f"c{i % 3}"))
+    return cases
+
+
+def test_all_cases_at_once_equal_one_case_at_a_time():
+    cases = [A, B, C, *_random_cases(1, 300)]
+    alphas = (1.0, 0.7, 0.5, 0.0, 0.25)
+    for k in (1, 2, 3, 10):
+        got = recency_values(cases, k, alphas)
+        for a in alphas:
+            for m in RECENCY_METRICS:
+                assert got[a][m].tolist() == [float(diagnose_at(c, a, k).value(m)) for c in cases], (k, a, m)
+    assert recency_values([], 3, alphas)[0.5]["rank_inversion"].size == 0
+    with pytest.raises(ValueError, match="cannot re-rank: no similarity score"):
+        recency_values([RecencyCase(pool(("D1:1", None, 3)), CLUES, "D2:2", STALE)], 3)
+    with pytest.raises(ValueError, match="alpha"):
+        recency_values([A], 3, (1.5,))
+
+
+def test_groups_at_once_equal_one_group_at_a_time():
+    groups = [[A, B, C], _random_cases(2, 40), _random_cases(3, 40), _random_cases(4, 17)]
+    for clustered in (False, True):
+        together = recency_counterfactuals(groups, 3, (1.0, 0.7, 0.5), clustered=clustered, resamples=700, seed=5)
+        alone = [recency_counterfactual(g, 3, (1.0, 0.7, 0.5), clustered=clustered, resamples=700, seed=5)
+                 for g in groups]
+        assert together == alone
+        # and each delta's CI is paired_diff_ci's own, exactly
+        g = groups[1]
+        base = [float(diagnose_at(c, 1.0, 3).value("latest_miss")) for c in g]
+        half = [float(diagnose_at(c, 0.5, 3).value("latest_miss")) for c in g]
+        ref = paired_diff_ci(half, base, [c.cluster for c in g] if clustered else None, resamples=700, seed=5)
+        row = next(r for r in together[1] if r.alpha == 0.5 and r.metric == "latest_miss")
+        assert (row.delta, row.ci_low, row.ci_high, row.n_clusters) == (ref.estimate, ref.ci_low, ref.ci_high,
+                                                                       ref.n_clusters)
+
+
 # ------------------------------------------------------------------------------------ the section
 
 
@@ -161,3 +215,27 @@ def test_section_rejects_bad_options():
 
     with pytest.raises(UserError):
         section.build(E.context([_y3_item()], [], extra={"recency_alphas": [1.5]}))
+
+
+def test_section_cases_with_facts_shared_by_runs_equal_cases_per_run():
+    """The section's per-item facts (eligibility, clue chain, which rounds are stale), shared by
+    every run's cases_of, give each run the cases it gets alone; D1:2 is stale for one item and the
+    latest clue of the other, so facts mixed up between items would show."""
+    from scorer.sections import recency as section
+    from scorer.sections.evidence_records import by_group, collect
+
+    a = E.item(1, ["Y3"], ["D1:1", "D2:2"], ["D1", "D2"])
+    b = E.item(2, ["Y3"], ["D1:1", "D1:2"], ["D1"])
+    pool = [{"round": r, "score": 0.9 - 0.1 * i, "recency_age": 1 + i}
+            for i, r in enumerate(["D1:2", "D1:1", "D2:2", "D2:1", "D3:1"])]
+    runs = [E.run(m, [E.pred(it, retrieved=pool[j:] + pool[:j], judge=1.0) for it in (a, b)])
+            for j, m in enumerate(["semantic_rag__multimodal", "mma", "fc"])]
+    records, _ = collect(E.context([a, b], runs, resamples=100))
+    groups = list(by_group(records).values())
+    assert len(groups) == 3
+    facts: dict = {}
+    shared = [section.cases_of(recs, "logged", facts) for recs in groups]
+    alone = [section.cases_of(recs, "logged") for recs in groups]
+    assert shared == alone
+    stale = {c.latest: c.stale for cases, _ in alone for c in cases}
+    assert stale == {"D2:2": frozenset({"D1:1", "D1:2", "D2:1"}), "D1:2": frozenset({"D1:1"})}

@@ -1,5 +1,5 @@
 """One read for every section (issue 19): the evidence, delivery, recency, abstention and gates
-sections read the rows the lean reader kept (scorer.load.lean_columns.JoinedRows) and give the same
+sections read the rows the lean reader kept (scorer.load.joined_rows.JoinedRows) and give the same
 report, value for value, as when the runs are read whole by the full reader — on the demo, on the
 demo with repeated items, and on the synthetic MemEye set.
 

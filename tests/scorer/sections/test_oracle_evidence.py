@@ -72,3 +72,19 @@ def test_custom_method_names(cfg):
          E.run("txt_clues", [E.pred(it, judge=0.0) for it in ITEMS])]
     res = section.build(E.context(ITEMS, r, resamples=100, extra={"oracle_methods": cfg}))
     assert next(g for g in res.data["by_x"] if g["x"] == "all")["delta"] == 1.0
+
+
+@pytest.mark.parametrize("clustered", [False, True])
+def test_every_gap_ci_is_paired_diff_cis_one_at_a_time(clustered):
+    """The by-X gaps' CIs come from one paired_diff_cis call (X1 and X4 have two items each and share
+    a drawing): each equals paired_diff_ci on that row's items, by hand, items in benchmark order."""
+    res = section.build(E.context(ITEMS, runs(), resamples=300, clustered=clustered))
+    gaps = {(r["metric"], r["x"]): r for r in res.data["by_x"]}
+    assert set(gaps) == {("judge", "X1"), ("judge", "X4"), ("judge", "all")}
+    by_hand = {"X1": ([1, 1], [1, 0.5]), "X4": ([1, 0.5], [0, 0]), "all": ([1, 1, 0.5, 1], [1, 0, 0, 0.5])}
+    for x, (v, t) in by_hand.items():
+        cl = [E.TASK] * len(v) if clustered else None
+        ref = paired_diff_ci(v, t, cl, resamples=300, seed=20260430)
+        g = gaps[("judge", x)]
+        assert (g["ci_low"], g["ci_high"], g["n"], g["n_clusters"], g["delta"]) == (
+            ref.ci_low, ref.ci_high, ref.n, ref.n_clusters, ref.estimate), x

@@ -1,0 +1,57 @@
+"""How the evidence-side sections present their rows: the paper's column headings, the bootstrap note,
+mirrored MCQ/open rows folded into one, and the MemEye table order of methods."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from scorer.sections.base import ScoreContext, Table
+from scorer.sections.methods import PAPER_ORDER
+
+
+def mean_or_none(values: Iterable[float | None]) -> tuple[float | None, int]:
+    v = np.array([x for x in values if x is not None and x == x], dtype=float)
+    return (float(v.mean()) if v.size else None), int(v.size)
+
+def bootstrap_note(ctx: ScoreContext) -> str:
+    o = ctx.options
+    unit = "clusters (persona/conversation)" if o.clustered else "items"
+    return f"percentile 95% CI, {o.resamples:,} resamples of {unit}, seed {o.seed}"
+
+COLUMN_TITLES = {
+    "method": "Method", "backbone": "Backbone", "mode": "Mode", "y": "Y", "x": "X", "task": "Task", "n": "n",
+    "any_clue_recall": "Any-Clue", "coverage": "Coverage", "full_clue_recall": "Full-Clue", "n_y3": "n Y3",
+    "latest_clue_recall": "Latest", "stale_dominance": "Stale-Dom.", "rank_inversion": "Rank-Inv.",
+    "latest_miss": "Latest-Miss", "required_fact_recall": "Req.-Fact Recall", "chain_retrieved": "Chain Retr.",
+    "chain_delivered": "Chain Deliv.", "n_retrieved": "n Retr.", "n_delivered": "n Deliv.",
+}
+
+def titled(name: str, title: str, rows: Sequence[Mapping[str, Any]], columns: Sequence[str], note: str = "",
+           titles: Mapping[str, str] | None = None) -> Table:
+    """A Table whose columns carry the paper's headings (row keys are the headings)."""
+    mapping = {**COLUMN_TITLES, **(titles or {})}
+    heads = [mapping.get(c, c) for c in columns]
+    if len(set(heads)) != len(heads):
+        raise ValueError(f"table {name}: repeated column headings {heads}")
+    out = [{h: r.get(c) for c, h in zip(columns, heads)} for r in rows]
+    return Table(name, title, out, heads, note)
+
+def fold_modes(rows: Iterable[Mapping[str, Any]], mirrored: set[tuple[str, str]]) -> list[dict]:
+    """Table rows (with `backbone`, `method_name`, `mode`) with mirrored MCQ rows dropped and the open
+    row's mode shown as "open = mcq"."""
+    out = []
+    for r in rows:
+        key = (r.get("backbone"), r.get("method_name"))
+        if key in mirrored and r.get("mode") == "mcq":
+            continue
+        out.append({**r, "mode": "open = mcq"} if key in mirrored and r.get("mode") == "open" else dict(r))
+    return out
+
+FOLD_NOTE = " Mode \"open = mcq\": the MCQ and open runs logged identical lists, shown once."
+
+def method_order(display: str) -> tuple[int, str]:
+    """Sort key putting methods in the MemEye table order (others after, alphabetically)."""
+    base = display.split(" ")[0]  # "SRAG(V) budget" sorts beside SRAG(V)
+    return (PAPER_ORDER.index(base) if base in PAPER_ORDER else len(PAPER_ORDER), display)
