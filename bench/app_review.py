@@ -144,7 +144,7 @@ async def scores_to_items(bench: Path, cells: int) -> dict:
 async def filter_changes(bench: Path) -> dict:
     from tests.tui.apphelpers import settle
     from tui.app import make_app
-    from tui.state import Filter
+    from tui.rows import Filter
 
     t0 = time.perf_counter()
     app = make_app(bench, [bench / "runs"], annotator="bench")

@@ -23,7 +23,8 @@ from scorer.safe_text import plain
 from tui.evidence import DEFAULT_K, latest_round, run_evidence, stale_clues
 from tui.media.frames import open_frames
 from tui.media.source import MediaError, local_path
-from tui.state import AppState, score_of
+from tui.rows import score_of
+from tui.state import AppState
 
 _SHELL_SAFE = re.compile(r"[A-Za-z0-9._:/@+=-]+")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#|!])")

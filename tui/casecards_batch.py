@@ -7,15 +7,28 @@ cell's run, A right / B wrong's two), else every run that answered.
 The first export asks for the folder (default <exports>/cards); later ones reuse it. Every card's
 text is built and checked as UTF-8 before anything is written (casecard.CaseCardError otherwise).
 `export_cards` is plain Python; `ask_and_export` is the Items screen's key.
+
+In a browser (`memscope serve`) the batch also goes to the browser as ONE download, `<folder>.zip`
+of the files this export wrote (cards, their images, the two indexes; tui/serve_deliver.py), built
+in memory in the worker and sent from the app thread. A browser takes a download only soon after a
+key press, and a large batch can outlast that: the zip is then held and the notice says to press
+`D` (the Items screen's `download_cards`), which sends it on that fresh key press. Each notice says
+what happened: sent and fetched by the browser, not fetched (press D), or held (press D).
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any, Sequence
 
 from tui.casecard import CaseCardError, _encoded, copy_images, latex, markdown, md, slug
-from tui.state import AppState, Filter
+from tui.keymap import shown_key
+from tui.rows import Filter
+from tui.serve_deliver import FETCH_WAIT, Offer, card_zip, send
+from tui.state import AppState
+
+DOWNLOAD_KEY = "items.download-cards"  # the binding id of the key that sends a held zip
 
 
 def chosen_runs(f: Filter) -> list[int]:
@@ -32,7 +45,8 @@ def _runs_for(state: AppState, item, runs: Sequence[int]):
 
 def export_cards(state: AppState, keys: Sequence[tuple[str, str]], folder: Path, f: Filter | None = None,
                  runs: Sequence[int] | None = None) -> list[Path]:
-    """Write the cards of `keys` under `folder`; the paths of the card files and the two indexes."""
+    """Write the cards of `keys` under `folder`; the path of every file written: each card's .md and
+    .tex and the images it links (media/<card>/img/…), then index.md and index.tex."""
     runs = chosen_runs(f) if runs is None and f is not None else list(runs or [])
     texts = []
     for key in keys:
@@ -60,7 +74,7 @@ def export_cards(state: AppState, keys: Sequence[tuple[str, str]], folder: Path,
         md_path, tex_path = folder / f"{stem}.md", folder / f"{stem}.tex"
         md_path.write_bytes(_encoded(markdown(state, item, chosen, copied), "case card", item))
         tex_path.write_bytes(_encoded(latex(state, item, chosen, copied), "LaTeX card", item))
-        written += [md_path, tex_path]
+        written += [md_path, tex_path, *(folder / rel for rel in copied.values())]
         cell = f"({','.join(sorted(item.x))}, {','.join(sorted(item.y))})"
         index_md.append(f"| {n} | {md(item.item_id)} | {item.mode} | {md(cell)} | [{stem}.md]({stem}.md) | "
                         f"[{stem}.tex]({stem}.tex) |")
@@ -71,8 +85,8 @@ def export_cards(state: AppState, keys: Sequence[tuple[str, str]], folder: Path,
 
 
 def ask_and_export(screen: Any, keys: list[tuple[str, str]], f: Filter) -> None:
-    """The Items screen's `X`: the folder asked the first time (then remembered in the state), the
-    cards written in a thread worker, one notification with where."""
+    """The Items screen's `E`: the folder asked the first time (then remembered in the state), the
+    cards written in a thread worker, one notification with where (and, in a browser, the zip)."""
     from tui.modals.folder import FolderDialog
 
     state = screen.state
@@ -80,28 +94,101 @@ def ask_and_export(screen: Any, keys: list[tuple[str, str]], f: Filter) -> None:
         screen.notify("No items shown: nothing to export.", severity="warning")
         return
 
-    def run(folder: Path) -> None:
+    def run(folder: Path, pressed: float) -> None:
         state.cards_dir = folder
+        app = screen.app
+        web = bool(getattr(app, "is_web", False))
 
         def work() -> None:
             try:
                 paths = export_cards(state, keys, folder, f)
             except (OSError, CaseCardError) as err:
-                screen.app.call_from_thread(screen.notify, f"Export failed: {err}", severity="error", markup=False)
+                app.call_from_thread(screen.notify, f"Export failed: {err}", severity="error", markup=False)
                 return
-            screen.app.call_from_thread(screen.notify, f"{len(keys)} case card(s) written under {folder} "
-                                        f"(index: {paths[-2].name}, {paths[-1].name})", title="Export",
-                                        markup=False, timeout=8)
+            written = (f"{len(keys)} case card(s) written under {folder} "
+                       f"(index: {paths[-2].name}, {paths[-1].name})")
+            if not web:
+                app.call_from_thread(screen.notify, written, title="Export", markup=False, timeout=8)
+                return
+            try:
+                offer = Offer(*card_zip(paths, folder), pressed=pressed)
+            except OSError as err:
+                app.call_from_thread(screen.notify, f"{written}\n(not sent to your browser: {err})",
+                                     title="Export", severity="warning", markup=False, timeout=10)
+                return
+            app.call_from_thread(_offer, app, state, offer, written)
 
         screen.run_worker(work, thread=True, group="cards", exclusive=True)
 
     if state.cards_dir is not None:
-        run(state.cards_dir)
+        run(state.cards_dir, time.monotonic())
         return
 
     def chosen(text: str | None) -> None:
         if text:
-            run(Path(text).expanduser())
+            run(Path(text).expanduser(), time.monotonic())  # the dialog's enter: the key the browser counts
 
     screen.app.push_screen(FolderDialog(f"Case cards of {len(keys)} item(s): write them to which folder?",
                                         str(state.exports_dir / "cards")), chosen)
+
+
+def _size(data: bytes) -> str:
+    return f"{len(data) / 1e6:.1f} MB" if len(data) >= 1e6 else f"{max(1, round(len(data) / 1e3))} kB"
+
+
+def _offer(app: Any, state: AppState, offer: Offer, written: str) -> None:
+    """On the app thread, the batch's zip made: sent now if its key press is recent enough for the
+    browser to open it, else held for the download key."""
+    state.cards_offer = offer
+    what = f"{offer.name} ({_size(offer.data)})"
+    if offer.in_window():
+        _send(app, state, offer, f"{written}\nSending {what} to your browser…")
+        return
+    took = time.monotonic() - offer.pressed
+    key = shown_key(DOWNLOAD_KEY, getattr(app, "user_keys", None))
+    app.notify(f"{written}\n{what} is ready: press {key} on the Items screen to download it (the export "
+               f"took {took:.1f} s; a browser takes a download only just after a key press).",
+               title="Export", markup=False, timeout=30)
+
+
+def _send(app: Any, state: AppState, offer: Offer, text: str) -> None:
+    key = shown_key(DOWNLOAD_KEY, getattr(app, "user_keys", None))
+
+    def fetched(o: Offer) -> None:
+        app.notify(f"{o.name}: downloaded by your browser ({_size(o.data)}).", title="Export", markup=False,
+                   timeout=8)
+
+    def check() -> None:
+        if not offer.fetched and offer.sends == this and state.cards_offer is offer:
+            app.notify(f"Your browser has not fetched {offer.name} (its popup blocker?): press {key} on the "
+                       f"Items screen to download it.", title="Export", severity="warning", markup=False, timeout=30)
+
+    offer.fetched = False
+    offer.sends += 1
+    this = offer.sends
+    try:
+        send(app, offer, fetched)
+    except OSError as err:
+        app.notify(f"{text}\n(not sent to your browser: {err})", title="Export", severity="warning",
+                   markup=False, timeout=10)
+        return
+    app.notify(text, title="Export", markup=False, timeout=8)
+    app.set_timer(FETCH_WAIT, check)
+
+
+def download_cards(screen: Any) -> None:
+    """The Items screen's `D`: send the last batch's zip to the browser on this key press."""
+    state, app = screen.state, screen.app
+    if not getattr(app, "is_web", False):
+        where = f" (the last ones are under {state.cards_dir})" if state.cards_dir is not None else ""
+        screen.notify(f"Downloading goes to a browser under memscope serve; here the cards are on disk{where}.",
+                      markup=False)
+        return
+    offer = state.cards_offer
+    if offer is None:
+        export = shown_key("items.export-cards", getattr(app, "user_keys", None))
+        screen.notify(f"No case cards to download yet: {export} exports the cards of the items shown.",
+                      severity="warning", markup=False)
+        return
+    offer.pressed = time.monotonic()
+    _send(app, state, offer, f"Sending {offer.name} ({_size(offer.data)}) to your browser…")

@@ -16,6 +16,9 @@ from textual.content import Content
 
 from scorer.errors import UserError
 from scorer.safe_text import plain
+from tui.messages import OpenItem, OpenItems, OpenStudy
+from tui.rows import Filter
+from tui.study_session import StudySession
 from tui.widgets.keys import screen_commands
 
 MAX_ITEM_HITS = 40  # items offered for one query (type more words to narrow)
@@ -49,9 +52,6 @@ class ObjectCommands(Provider):
 
     def _objects(self):
         """(text, help, callback) for runs, tasks and studies (items: see `_items`)."""
-        from tui.messages import OpenItems
-        from tui.state import Filter
-
         st = self.app.state
         app = self.app
         for ref in st.run_refs:
@@ -67,9 +67,6 @@ class ObjectCommands(Provider):
                        partial(self._open_study, study.name))
 
     def _open_study(self, name: str) -> None:
-        from tui.messages import OpenStudy
-        from tui.study_session import StudySession
-
         try:
             session = StudySession(self.app.state, name)
         except UserError as err:
@@ -79,8 +76,6 @@ class ObjectCommands(Provider):
 
     def _items(self, query: str):
         """Items whose id, question, answer or options hold every word of `query`."""
-        from tui.messages import OpenItem
-
         words = query.lower().split()
         if not words or getattr(self.app, "study_only", False):
             return

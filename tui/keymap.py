@@ -158,6 +158,8 @@ KEYMAP: dict[str, Key] = {
     "items.sort": Key("O", "Order by", "sort by task, id, X, Y, score, judge, disagreement (cycles)"),
     "items.sort-reverse": Key("I", "Invert order", "reverse the order"),
     "items.export-cards": Key("E", "Export cards", "case cards of every item shown (Markdown + LaTeX)", "export"),
+    "items.download-cards": Key("D", "Download cards",
+                                "in a browser (memscope serve): the last exported cards as one zip"),
     # Scores, Studies, Side by side
     "scores.recompute": Key("R", "Recompute", "score again (e.g. after new annotations)", "reload"),
     "scores.open-cell": Key("enter", "Items", "the items behind the value under the cursor, worst first", "confirm"),

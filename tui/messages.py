@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from textual.message import Message
 
 from scorer.model import Item
-from tui.state import Filter
+from tui.rows import Filter
 from tui.study_session import StudySession
 
 

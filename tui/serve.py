@@ -1,8 +1,10 @@
 """`memscope serve [tui options] [--host 127.0.0.1] [--port 8000]`: the same app in a browser, through
 textual-serve (the `serve` extra). Each browser tab runs `memscope tui …` with the options given, in
 a subprocess the server drives over a websocket. Bound to loopback by default: from another machine,
-reach it over an SSH tunnel (README). A case card exported there is delivered to the browser as a
-download (tui/serve_deliver.py, used by the Item screen); audio plays on the server's device.
+reach it over an SSH tunnel (README). A case card exported there is delivered to the browser as one
+zip download (tui/serve_deliver.py, used by the Item screen), and so is the Items screen's batch of
+cards (tui/casecards_batch.py; `D` when the batch outlasted the browser's window for a download);
+audio plays on the server's device, and pressing play there says so (tui/widgets/media_audio.py).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from tui.screens.items import ItemsScreen
 from tui.screens.overview import OverviewScreen
 from tui.screens.scores import ScoresScreen
 from tui.screens.session import SessionScreen
-from tui.state import Filter
+from tui.rows import Filter
 from tui.widgets.clues import ClueChain
 from tui.widgets.run_panel import RunPanel
 

@@ -14,7 +14,8 @@ from tests.builders.benchmarks import ESC, INJECTION_TASK, MARKUP, write_injecti
 from tests.paths import DEMO
 from tui.casecard import export_case, latex, md, tex
 from tui.evidence import latest_round, run_evidence, stale_clues
-from tui.state import RIGHT, Filter, load_state, matches, score_of
+from tui.rows import RIGHT, Filter, matches, score_of
+from tui.state import load_state
 
 
 def test_index_joins_every_row_once(demo):
@@ -70,7 +71,7 @@ def test_score_of_is_em_for_mcq_and_judge_for_open(demo):
 
 def test_every_filter_field_is_checked():
     """A row that fails exactly one condition is rejected by it (no filter field is ignored)."""
-    from tui.state import ItemRow
+    from tui.rows import ItemRow
 
     st = load_state(DEMO, [DEMO / "runs"])
     row = st.rows[0]

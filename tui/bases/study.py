@@ -28,6 +28,8 @@ from tui.messages import AnnotationSaved
 from tui.modals.flag import FlagDialog, Flagged
 from tui.modals.note import NoteDialog
 from tui.modals.pending import DISCARD, SAVE, PendingDialog
+from tui.study_lines import (discarded_line, not_taken_line, saved_line, trace_text, undone_line,
+                             unchanged_line)
 from tui.study_session import Saved, StudySession
 from tui.text import safe
 
@@ -159,17 +161,7 @@ class StudyScreen(BaseScreen):
             box.update(Text(""))
             box.display = False
             return
-        answer_kind = self.session.event_kind
-        latest = max((ev.id for ev in acts if ev.kind == answer_kind), default=None)
-        out = Text("your acts on this entry", style="bold underline")
-        for ev in acts:
-            replaced = ev.kind == answer_kind and ev.id != latest
-            out.append("\n· ", style="dim" if replaced else "")
-            out.append_text(safe(act_text(ev.kind, dict(ev.payload)), "dim" if replaced else "bold"))
-            out.append(f"  (event {ev.id}, {ev.ts[:19].replace('T', ' ')})", style="dim")
-            if replaced:
-                out.append(" replaced by a later answer", style="dim italic")
-        box.update(out)
+        box.update(trace_text(acts, self.session.event_kind))
         box.display = True
 
     def saved_text(self, saved: Saved) -> Text:
@@ -212,11 +204,7 @@ class StudyScreen(BaseScreen):
                     await go(True)
             elif choice == DISCARD:
                 self.discard_pending()
-                line = Text("✗ discarded (not saved) ", style="bold yellow")
-                line.append_text(what)
-                line.append(" on ")
-                line.append_text(self.where_text())
-                self.query_one("#study-saved", Static).update(line)
+                self.query_one("#study-saved", Static).update(discarded_line(what, self.where_text()))
                 await go(False)
 
         self._asking = True
@@ -240,12 +228,7 @@ class StudyScreen(BaseScreen):
         self._t_key = None
         same = self.session.same_as_current(payload)
         if same is not None:
-            line = Text("✓ already saved ", style="bold green")
-            line.append_text(self.where_text())
-            line.append(" · ")
-            line.append_text(safe(self.describe(payload), one_line=True))
-            line.append(f" (event {same['event_id']}) — unchanged, nothing written", style="dim")
-            line.no_wrap, line.overflow = True, "ellipsis"
+            line = unchanged_line(self.where_text(), self.describe(payload), same["event_id"])
             self.query_one("#study-saved", Static).update(line)
             if then == "next":
                 await self.action_browse(1, ask=False)
@@ -273,14 +256,7 @@ class StudyScreen(BaseScreen):
             self.notify("Not ready: the entry is still being shown.", timeout=1.5)
             return
         saved, what, _ = self.last_saved
-        line = Text("✓ already saved ", style="bold green")
-        line.append_text(self.where_text(saved.entry))
-        line.append(" · ")
-        line.append_text(what)
-        line.append(f" (event {saved.event_id}) — that key was not taken: the next entry is not shown yet",
-                    style="dim")
-        line.no_wrap, line.overflow = True, "ellipsis"
-        self.query_one("#study-saved", Static).update(line)
+        self.query_one("#study-saved", Static).update(not_taken_line(self.where_text(saved.entry), what, saved.event_id))
 
     async def _show_next(self) -> None:
         if not self.is_attached:  # left the study meanwhile (saved on the way out)
@@ -296,13 +272,7 @@ class StudyScreen(BaseScreen):
             self.latencies.append(time.perf_counter() - t0)
 
     def _saved_line(self, saved: Saved, what: Text) -> None:
-        line = Text("✓ saved ", style="bold green")
-        line.append_text(safe(saved.entry.blind_id, "bold", one_line=True))
-        line.append(f" (entry {saved.entry.position}, event {saved.event_id}) · ")
-        line.append_text(what)
-        line.append(f" · write {saved.seconds * 1000:.1f} ms", style="dim")
-        line.no_wrap, line.overflow = True, "ellipsis"
-        self.query_one("#study-saved", Static).update(line)
+        self.query_one("#study-saved", Static).update(saved_line(saved, what))
         self.post_message(AnnotationSaved())
 
     # -- actions -----------------------------------------------------------------------------------
@@ -328,14 +298,8 @@ class StudyScreen(BaseScreen):
         if done is None:
             self.notify("Nothing of yours to undo in this study.", timeout=2)
             return
-        act, undo = done
-        line = Text("↶ undone ", style="bold yellow")
-        line.append_text(safe(act_text(act.kind, dict(act.payload)), one_line=True))
-        line.append(" on ")
-        line.append_text(self.where_text())  # the session went to the act's entry
-        line.append(f" (event {act.id}, undo event {undo.id})", style="dim")
-        line.no_wrap, line.overflow = True, "ellipsis"
-        self.query_one("#study-saved", Static).update(line)
+        act, undo = done  # the session went to the act's entry: where_text names it
+        self.query_one("#study-saved", Static).update(undone_line(act, undo, self.where_text()))
         self.post_message(AnnotationSaved())
         await self.show_entry()
 

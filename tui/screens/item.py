@@ -391,7 +391,10 @@ class ItemScreen(AnnotatingScreen):  # the annotation keys and panel: tui/bases/
         except (OSError, CaseCardError) as err:
             self.notify(f"Export failed: {err}", severity="error", markup=False)
             return
-        sent = deliver(self.app, paths)  # in a browser (memscope serve): downloaded there as well
-        self.notify("Case card written:\n" + "\n".join(str(p) for p in paths)
-                    + (f"\n({sent} files sent to your browser)" if sent else ""), title="Export",
+        try:
+            sent = deliver(self.app, paths)  # in a browser (memscope serve): downloaded there as one zip
+            sent = f"\n(sent to your browser as {sent})" if sent else ""
+        except OSError as err:
+            sent = f"\n(not sent to your browser: {err})"
+        self.notify("Case card written:\n" + "\n".join(str(p) for p in paths) + sent, title="Export",
                     markup=False, timeout=8)

@@ -1,10 +1,11 @@
 """Items: every (item, mode) in one table, with filters and search; Enter opens the item.
 
-Filters (tui.state.Filter, the state the app holds) combine: task / X / Y / mode / answerable, the
+Filters (tui.rows.Filter, the state the app holds) combine: task / X / Y / mode / answerable, the
 run the list is about (a Scores cell, `w`), how that run failed (`!`: tui.failures' kinds, each
 with its count, plus A right / B wrong, judge ≠ human, flags by kind, notes). `t` and `w` open a
-fuzzy picker (tui/modals/picker.py). `O` / a header click sorts, `I` reverses; `E` writes the case
-cards of every item shown (tui/casecards_batch.py). The header says what is shown and how many.
+fuzzy picker (tui/modals/picker.py; the pickers are tui/bases/items_pickers.py). `O` / a header
+click sorts, `I` reverses; `E` writes the case cards of every item shown (tui/casecards_batch.py; in
+a browser they are sent as one zip, `D` sends it again). The header says what is shown and how many.
 
 Thousands of rows: the table is only rebuilt when the filtered key list actually changes (and search
 waits for a pause in typing), every row's cells are built once and cached, and every column has a
@@ -24,12 +25,12 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Input, Static
 
 from scorer.model import MODES, X_LABELS, Y_LABELS
+from tui.bases.items_pickers import ItemsPickers
 from tui.bases.screen import BaseScreen
-from tui.failures import KINDS
 from tui.messages import OpenItem, OpenSearch
-from tui.modals.picker import Choice, Picker
-from tui.state import SORT_COLUMNS, Filter, ItemRow, run_label
-from tui.text import cell, safe, shown
+from tui.rows import SORT_COLUMNS, Filter, ItemRow
+from tui.text import cell, safe
+from tui.widgets.items_table import ItemsTable, middle_cut, right_style, row_key, score_text
 
 SEARCH_DELAY = 0.15  # seconds of quiet typing before the table is filtered
 FIRST_ROWS = 120  # rows added at once on a filter change (a screenful and then some); the rest follow
@@ -37,45 +38,9 @@ FILL_CHUNK = 500  # rows added per frame after that
 COLUMNS = (("item", 28), ("mode", 4), ("X", 5), ("Y", 5), ("ans", 3), ("score", 5), ("right", 5), ("ann", 3),
            ("J≠H", 3), ("question", 44))  # widths are reset to fit the ids and the terminal on mount
 HEADER_SORT = {"item": "id", "X": "X", "Y": "Y", "score": "score", "J≠H": "disagreement"}  # a header click
-RIGHT_WRONG = "right-wrong"  # the failure picker's "A right / B wrong" entry
-CLEAR = "clear"
 MAX_ID_WIDTH = 36
 MIN_ID_WIDTH = 10  # a narrow terminal cuts ids (in the middle) down to this, for the question's sake
 MIN_QUESTION = 25  # the question column's width kept at 80 columns
-SEP = "\x1f"  # between item id and mode in a row key (cannot occur in ids read from JSON text safely shown)
-
-
-class ItemsTable(DataTable):
-    """Textual's DataTable, with a clear() that costs nothing per old row: Textual 8.2's clear() first
-    rebuilds the line offsets of every row it is about to drop (0.1 s at 10,000 rows); with the rows
-    dropped first there are none to rebuild."""
-
-    def clear(self, columns: bool = False):
-        self.rows.clear()
-        return super().clear(columns)
-
-    def _update_dimensions(self, new_rows) -> None:
-        # Every column here has a fixed width (fitted once to the screen), so measuring each new cell
-        # for an auto width — Textual's per-row loop, about a third of a filter change at 10,000 rows —
-        # changes nothing; the table's size is still computed from the widths.
-        rows = self.rows
-        if all(not c.auto_width for c in self.columns.values()) and not any(
-                (r := rows.get(k)) is not None and (r.auto_height or r.label is not None) for k in new_rows):
-            new_rows = ()
-        super()._update_dimensions(new_rows)
-
-
-def middle_cut(text: str, width: int) -> str:
-    """`text` (shown literally) cut to `width` in the middle: "Collec…ant:10" keeps both ends."""
-    s = shown(text, one_line=True)
-    if len(s) <= width:
-        return s
-    tail = (width - 1) // 2
-    return s[: width - 1 - tail] + "…" + s[len(s) - tail:]
-
-
-def row_key(key: tuple[str, str]) -> str:
-    return f"{key[0]}{SEP}{key[1]}"
 
 
 def cycle(options: list, current):
@@ -89,7 +54,7 @@ def cycle(options: list, current):
     return options[i + 1] if i + 1 < len(options) else None
 
 
-class ItemsScreen(BaseScreen):
+class ItemsScreen(ItemsPickers, BaseScreen):
     WHERE = "Items"
     BINDINGS = [
         Binding("enter", "open", "Open", tooltip="open the highlighted item", id="items.open"),
@@ -117,6 +82,8 @@ class ItemsScreen(BaseScreen):
         Binding("I", "reverse", "Invert order", tooltip="reverse the order", id="items.sort-reverse"),
         Binding("E", "export_cards", "Export cards", tooltip="case cards of every item shown (Markdown + LaTeX)",
                 id="items.export-cards"),
+        Binding("D", "download_cards", "Download cards", show=False,
+                tooltip="in a browser (memscope serve): the last exported cards as one zip", id="items.download-cards"),
     ]
 
     filter: reactive[Filter] = reactive(Filter, init=False)
@@ -183,8 +150,8 @@ class ItemsScreen(BaseScreen):
                 cell(",".join(sorted(it.x)) or "—"),
                 cell(",".join(sorted(it.y)) or "—"),
                 Text("" if it.answerable else "no", style="yellow"),
-                _score_text(row, run),
-                Text(f"{right}/{known}" if known else "—", style=_right_style(right, known)),
+                score_text(row, run),
+                Text(f"{right}/{known}" if known else "—", style=right_style(right, known)),
                 Text("✎" if row.annotated else ""),
                 Text("≠" if row.disagree else "", style="bold red"),
                 cell(it.question),
@@ -282,141 +249,6 @@ class ItemsScreen(BaseScreen):
                 self.notify("No runs loaded.", severity="warning")
             self.filter = f.with_(wrong_run=cycle(refs, f.wrong_run))
 
-    # -- pickers -----------------------------------------------------------------------------------
-    def _run_choices(self, mode: str | None = None, count=None) -> list[Choice]:
-        refs = self.state.refs_for_mode(mode)
-        return [Choice(f"{r.display} · {r.backbone} · {r.mode}", r.index, None if count is None else count(r.index),
-                       hint=r.method) for r in refs]
-
-    def action_pick_task(self) -> None:
-        st = self.state
-        base = self.filter.with_(task=None)
-        counts = {}
-        for r in st.filtered(base.with_(sort=None)):
-            counts[r.item.task] = counts.get(r.item.task, 0) + 1
-        choices = [Choice("any task", ANY, sum(counts.values()))]
-        choices += [Choice(t, t, counts.get(t, 0)) for t in st.tasks]
-        self.app.push_screen(Picker("Filter by task", choices), self._picked_task)
-
-    def _picked_task(self, task) -> None:
-        if task is not None:
-            self.filter = self.filter.with_(task=None if task is ANY else task)
-
-    def action_pick_wrong(self) -> None:
-        st = self.state
-        if not st.run_refs:
-            self.notify("No runs loaded.", severity="warning")
-            return
-        base = self.filter.with_(wrong_run=None, sort=None)
-        rows = st.filtered(base)
-        choices = [Choice("any run", ANY)] + self._run_choices(
-            self.filter.mode, lambda i: sum(1 for r in rows if r.wrong(i)))
-        self.app.push_screen(Picker("Items a run got wrong", choices), self._picked_wrong)
-
-    def _picked_wrong(self, run) -> None:
-        if run is None:
-            return
-        f = self.filter
-        if run is ANY:
-            self.filter = f.with_(wrong_run=None)
-            return
-        keep_run = f.run if f.run is not None and self.state.run_refs[f.run].mode == self.state.run_refs[run].mode \
-            else None
-        self.filter = f.with_(wrong_run=run, run=keep_run if keep_run is not None else run,
-                              failures=f.failures if keep_run is not None else ())
-
-    def action_pick_failure(self) -> None:
-        """Which run failed (when the list is about none yet), then how: each kind with its count."""
-        if self.filter.run is None:
-            if not self.state.run_refs:
-                self.notify("No runs loaded: no failures to filter by.", severity="warning")
-                return
-            self.app.push_screen(Picker("Failures of which run?", self._run_choices(self.filter.mode)),
-                                 self._failure_run)
-            return
-        self._with_failures(self.filter.run, self._failure_menu)
-
-    def _failure_run(self, run) -> None:
-        if run is None:
-            return
-        self.filter = self.filter.with_(run=run, failures=(), right_run=None, wrong_run=None)
-        self._with_failures(run, self._failure_menu)
-
-    def _with_failures(self, run: int, then) -> None:
-        """`then()` once the run's failure kinds are known: at once when computed before, else after a
-        thread worker computed them (the scorer's per-item functions over every item it answered)."""
-        if self.state.has_failures(run):
-            then()
-            return
-        self.notify(f"Finding how {run_label(self.state.run_refs[run])} failed…", timeout=2)
-
-        def work() -> None:
-            self.state.failures(run)
-            self.app.call_from_thread(then)
-
-        self.run_worker(work, thread=True, group="failures", exclusive=True)
-
-    def failure_choices(self) -> list[Choice]:
-        """The failure picker's entries, each with the number of items it would leave (the current
-        filter and it combined)."""
-        st, f = self.state, self.filter
-        shown = {r.key for r in st.filtered(f.with_(sort=None))}
-        ids = {k[0] for k in shown}
-        found = st.failures(f.run)
-        out = []
-        for kind in KINDS:
-            on = kind.name in f.failures
-            out.append(Choice(kind.label, ("kind", kind.name), len(shown & found[kind.name]),
-                              hint="✓ on (pick again: off)" if on else ""))
-        out.append(Choice(f"{st.run_refs[f.run].display} right / another run wrong", (RIGHT_WRONG, None),
-                          hint="then pick the run that got it wrong"))
-        disagree = sum(1 for r in st.filtered(f.with_(sort=None)) if r.disagree)
-        out.append(Choice("judge ≠ human", ("disagree", None), disagree,
-                          hint="" if st.store is not None else "no annotation database open"))
-        flags, notes = st.flags()
-        out.append(Choice("flagged (any kind)", ("flag", ""), len(ids & frozenset().union(*flags.values()))))
-        for name, flagged in flags.items():
-            out.append(Choice(f"flagged: {name}", ("flag", name), len(ids & flagged)))
-        out.append(Choice("with a note", ("noted", None), len(ids & notes)))
-        out.append(Choice("clear the failure filters", (CLEAR, None)))
-        return out
-
-    def _failure_menu(self) -> None:
-        ref = self.state.run_refs[self.filter.run]
-        self.app.push_screen(Picker(f"How {run_label(ref)} failed (counts: items left with this filter too)",
-                                    self.failure_choices()), self._picked_failure)
-
-    def _picked_failure(self, value) -> None:
-        if value is None:
-            return
-        what, arg = value
-        f = self.filter
-        if what == "kind":
-            kinds = tuple(k for k in f.failures if k != arg) if arg in f.failures else (*f.failures, arg)
-            self.filter = f.with_(failures=kinds)
-        elif what == RIGHT_WRONG:
-            mode = self.state.run_refs[f.run].mode
-            base = f.with_(right_run=f.run, wrong_run=None, sort=None)
-            rows = self.state.filtered(base)
-            choices = [c for c in self._run_choices(mode, lambda i: sum(1 for r in rows if r.wrong(i)))
-                       if c.value != f.run]
-            self.app.push_screen(Picker(f"{self.state.run_refs[f.run].display} right, and wrong by…", choices),
-                                 self._picked_b)
-        elif what == "disagree":
-            self.action_toggle_disagree()
-        elif what == "flag":
-            self.filter = f.with_(flag=None if f.flag == arg else arg)
-        elif what == "noted":
-            self.filter = f.with_(noted=not f.noted)
-        elif what == CLEAR:
-            self.filter = f.with_(failures=(), right_run=None, wrong_run=None, flag=None, noted=False,
-                                  disagree=False)
-
-    def _picked_b(self, run) -> None:
-        if run is None:
-            return
-        self.filter = self.filter.with_(right_run=self.filter.run, wrong_run=run)
-
     # -- sorting -----------------------------------------------------------------------------------
     def action_sort(self) -> None:
         f = self.filter
@@ -442,6 +274,11 @@ class ItemsScreen(BaseScreen):
         from tui.casecards_batch import ask_and_export  # the writer (and its dialog) on first use
 
         ask_and_export(self, list(self.keys), self.filter)
+
+    def action_download_cards(self) -> None:
+        from tui.casecards_batch import download_cards
+
+        download_cards(self)
 
     def action_toggle_disagree(self) -> None:
         if self.state.store is None:
@@ -501,22 +338,3 @@ class ItemsScreen(BaseScreen):
         key = self.current_key()
         if key is not None:
             self.post_message(OpenItem(list(self.keys), key, run=self.filter.about))
-
-
-ANY = ("any",)  # a picker's "any" entry (esc gives None)
-
-
-def _score_text(row: ItemRow, run: int | None) -> Text:
-    if run is None:
-        return Text("")
-    v = row.scores.get(run)
-    if v is None:
-        return Text("—", style="dim")
-    return Text(f"{v:.2f}", style="green" if v >= 0.75 else "yellow" if v >= 0.5 else "red")
-
-
-def _right_style(right: int, known: int) -> str:
-    if not known:
-        return "dim"
-    share = right / known
-    return "green" if share >= 0.75 else "yellow" if share >= 0.4 else "red"

@@ -31,7 +31,7 @@ from scorer.report.fmt import cell_text, is_number, mark_of
 from scorer.safe_text import plain
 from tui.bases.screen import BaseScreen
 from tui.messages import OpenItems
-from tui.state import Filter
+from tui.rows import Filter
 from tui.text import safe
 
 FIRST = ("matrix",)  # shown as soon as it is ready (fast); CIs follow, then every other section

@@ -27,6 +27,7 @@ from tui.media.source import MediaError, local_path
 from tui.text import safe
 
 BUCKETS = 512  # peaks fed to the Sparkline; it reduces them per column (max)
+SERVER_AUDIO = "audio plays on the server, not in this browser"  # the line play gives under memscope serve
 
 
 class MediaAudio(Vertical, can_focus=True):
@@ -165,7 +166,10 @@ class MediaAudio(Vertical, can_focus=True):
         if self.playing:
             self._since = time.monotonic()
             self.clip_at = self._pending_start
-        self._set_message(None if why is None else f"{why} — {self.shown_path()}")
+        message = None if why is None else f"{why} — {self.shown_path()}"
+        if state != "stopped" and getattr(self.app, "is_web", False):  # memscope serve: not in the browser
+            message = SERVER_AUDIO + ("" if message is None else f": {message}")
+        self._set_message(message)
         if self.playing:
             if self._timer is None:
                 self._timer = self.set_interval(0.1, self._tick)

@@ -12,7 +12,7 @@ from textual.widgets import Static
 
 from scorer.model import Item, Prediction, Task
 from tui.evidence import RunEvidence, run_evidence
-from tui.state import RunRef, score_of
+from tui.rows import RunRef, score_of
 from tui.text import fmt_score, safe
 from tui.widgets.evidence_tables import chain_summary, chain_table, delivered_table, retrieved_table
 from tui.widgets.prepared import PreparedCache, show_text

@@ -27,7 +27,7 @@ from tui.modals.picker import Picker
 from tui.screens.item import ItemScreen
 from tui.screens.items import ItemsScreen
 from tui.screens.scores import ScoresScreen, ScoreTable
-from tui.state import SORT_COLUMNS, Filter
+from tui.rows import SORT_COLUMNS, Filter
 
 pytestmark = pytest.mark.needs_demo
 RESAMPLES = 300  # the CIs are checked against mean_ci with the same resamples and seed

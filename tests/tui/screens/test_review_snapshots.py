@@ -13,7 +13,7 @@ from tests.paths import REPO
 from tests.tui.apphelpers import SIZE, settle
 from tui.app import make_app
 from tui.screens.scores import ScoresScreen
-from tui.state import Filter
+from tui.rows import Filter
 
 pytestmark = pytest.mark.needs_demo
 
