@@ -4,16 +4,25 @@ a 1920×1080 JPEG opened in the viewer, then zoom steps and pans.
     python bench/app_viewer.py [--repeat 5] [--size 120x40]
 
 Prints one JSON object:
-- first_picture_ms: the viewer pushed → its first picture is on the canvas (decoded at full
-  resolution in a worker, through the source cache, fitted and drawn as half-cells); cold caches;
+- first_picture_ms: the viewer made and pushed → its first picture is on the canvas (decoded in a
+  thread, through the source cache, fitted and drawn as half-cells); cold caches: every run is a
+  fresh Python process (no colour, style, picture or source cached by an earlier run);
 - zoom_step_ms: the app's zoom action starts → the magnified picture is on the canvas (the source is
   cached: crop, nearest-neighbour resample, half-cell lines in a worker), p50/max over
   fit→1×→2×→4×→8× and back; zoom_step_pilot_ms: the same from the test's `pilot.press` to seeing it
   (adds Pilot's own key delivery and idle waits);
 - pan_ms / pan_pilot_ms: the same for an arrow key at 8×;
+- first_picture_cpu_ms: the CPU time of the whole process (every thread) over that same interval, which
+  other processes' load disturbs far less than the wall time;
 - reference_ms: PIL alone decoding the same file (`Image.open(...).convert("RGB")`), in the same
   run: `first_picture_ratio` = first picture / reference says how much the viewer adds to a decode;
-- load_average (1, 5, 15 min) and calibration_ms (a fixed Python loop): how busy the machine was.
+- png_from_thumbnail: the same PNG as a user opens it: the app deep-linked onto an item of a temp
+  copy of tests/builders' mini benchmark whose clue image is that PNG, its thumbnail drawn, then `z`;
+  first_picture_ms from the app's `z` action starting (first_picture_pilot_ms from `pilot.press`) to
+  the viewer's first picture on the canvas (the same mark as above); decodes_for_the_viewer counts the
+  source cache's misses meanwhile (0: the viewer used the thumbnail's decode);
+- load_average (1, 5, 15 min) and calibration_ms (a fixed Python loop): how busy the machine was;
+  first_picture_per_calibration = the median first picture / calibration_ms, to compare runs.
 Targets (issue 15): first picture < 150 ms for a 1920×1080 source, zoom step < 50 ms.
 """
 
@@ -24,6 +33,7 @@ import asyncio
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -100,9 +110,10 @@ async def measure(path: Path, size: tuple[int, int]) -> dict:
                 start = None
         marks.clear()
         return out
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     Image.open(path).convert("RGB")
     reference = (time.perf_counter() - t0) * 1000
+    reference_cpu = (time.process_time() - c0) * 1000
     app = make_app(DEMO, runs=(), annotator="bench", allow_outside_root=True, player=NullPlayer())
 
     async def until(pilot, done) -> float:
@@ -113,12 +124,13 @@ async def measure(path: Path, size: tuple[int, int]) -> dict:
 
     async with app.run_test(size=size) as pilot:
         await pilot.pause(0.2)
+        t, c = time.perf_counter(), time.process_time()  # before the screen is made: it starts decoding when made
         v = Timed([Media("image", path.name, path=path)])
-        t = time.perf_counter()
         await app.push_screen(v)
         while v.canvas.picture is None or v.canvas._wanted is not None:
             await pilot.pause(0.001)
         first = (time.perf_counter() - t) * 1000
+        first_cpu = (time.process_time() - c) * 1000
 
         def shown() -> bool:
             return v.canvas.picture is not None and v.canvas._wanted is None
@@ -145,31 +157,119 @@ async def measure(path: Path, size: tuple[int, int]) -> dict:
     def summary(xs: list[float]) -> dict:
         return {"p50": round(statistics.median(xs), 1), "max": round(max(xs), 1), "n": len(xs)} if xs else {}
 
-    return {"first_picture_ms": round(first, 1), "reference_ms": round(reference, 1),
+    return {"first_picture_ms": round(first, 1), "first_picture_cpu_ms": round(first_cpu, 1),
+            "reference_ms": round(reference, 1), "reference_cpu_ms": round(reference_cpu, 1),
             "first_picture_ratio": round(first / reference, 2) if reference else None,
             "zoom_step_ms": summary(zoom_app), "pan_ms": summary(pan_app),
             "zoom_step_pilot_ms": summary(zooms), "pan_pilot_ms": summary(pans)}
+
+
+THUMB_ITEM = ("Mini_Task:2", "mcq")  # tests/builders' mini benchmark: its one clue image is tag.png
+
+
+async def measure_from_thumbnail(path: Path, size: tuple[int, int]) -> dict:
+    """As a user does it: the app opened (deep link) on an item whose clue image is `path` (a copy of
+    the mini benchmark of tests/builders, its tag.png replaced by it), its thumbnail drawn, then `z` →
+    the viewer's first picture on the canvas. Cold but for what the thumbnail itself decoded."""
+    import shutil
+    import tempfile
+
+    from tests.builders.benchmarks import MINI_TASK, write_mini_bench
+    from tui.app import make_app
+    from tui.media import image as img
+    from tui.media import zoom as zm
+    from tui.media.audio import NullPlayer
+    from tui.screens.viewer import ViewerScreen
+    from tui.widgets.media_image import MediaImage
+
+    img.prepare("halfcell")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = write_mini_bench(Path(tmp) / "bench")
+        tag = root / "image" / MINI_TASK / "tag.png"
+        shutil.copyfile(path, tag)
+        img.PICTURES.clear()
+        zm.SOURCES.clear()
+        app = make_app(root, runs=(), annotator="bench", player=NullPlayer(), item=THUMB_ITEM[0], mode=THUMB_ITEM[1])
+        started: list[float] = []
+        real = app.action_view_media
+
+        def view_media() -> None:  # the app's own `z` action: its start, without Pilot's key delivery
+            started.append(time.perf_counter())
+            real()
+
+        app.action_view_media = view_media  # type: ignore[method-assign]
+        async with app.run_test(size=size) as pilot:
+            t = time.perf_counter()
+            while True:
+                thumbs = [w for w in app.screen.query(MediaImage) if w.path == tag]
+                if thumbs and thumbs[0].picture is not None:
+                    break
+                if time.perf_counter() - t > 30:
+                    raise SystemExit("the thumbnail never arrived")
+                await pilot.pause(0.001)
+            thumb_ms = (time.perf_counter() - t) * 1000
+            misses = zm.SOURCES.misses
+            await pilot.pause(0.2)
+            t, c = time.perf_counter(), time.process_time()
+            await pilot.press("z")
+            while not (isinstance(app.screen, ViewerScreen) and app.screen.canvas.picture is not None
+                       and app.screen.canvas._wanted is None):
+                await pilot.pause(0.001)
+            end = time.perf_counter()
+            first_cpu = (time.process_time() - c) * 1000
+            v = app.screen
+            assert v.size_px == (1920, 1080), v.size_px
+    return {"first_picture_ms": round((end - started[0]) * 1000, 1),
+            "first_picture_pilot_ms": round((end - t) * 1000, 1), "first_picture_cpu_ms": round(first_cpu, 1),
+            "thumbnail_drawn_ms": round(thumb_ms, 1),
+            "decodes_for_the_viewer": zm.SOURCES.misses - misses}
+
+
+def fresh(path: Path, size: str, scenario: str = "cold") -> dict:
+    """One `measure` in a fresh Python process: no colour, style or picture cached by a previous run."""
+    out = subprocess.run([sys.executable, __file__, "--one", str(path), "--size", size, "--scenario", scenario],
+                         capture_output=True, text=True, check=True, cwd=REPO)
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--size", default="120x40")
+    ap.add_argument("--one", default=None, help=argparse.SUPPRESS)  # one run, in this (fresh) process
+    ap.add_argument("--scenario", default="cold", choices=("cold", "thumbnail"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     size = tuple(int(v) for v in args.size.split("x"))
+    if args.one:
+        run = measure_from_thumbnail if args.scenario == "thumbnail" else measure
+        print(json.dumps(asyncio.run(run(Path(args.one), size))))
+        return 0
     out: dict = {"targets": TARGETS, "size": args.size, "load_average_before": [round(v, 2) for v in os.getloadavg()],
                  "calibration_ms": calibration_ms()}
     with tempfile.TemporaryDirectory() as tmp:
         for fmt in ("png", "jpg"):
             path = make_source(Path(tmp), fmt)
-            runs = [asyncio.run(measure(path, size)) for _ in range(args.repeat)]
+            runs = [fresh(path, args.size) for _ in range(args.repeat)]
             firsts = [r["first_picture_ms"] for r in runs]
             steps = [r["zoom_step_ms"]["p50"] for r in runs]
             out[fmt] = {"first_picture_ms_median": round(statistics.median(firsts), 1),
+                        "first_picture_per_calibration": round(statistics.median(firsts) / out["calibration_ms"], 3),
                         "first_picture_ms_max": max(firsts),
+                        "first_picture_cpu_ms_median": round(statistics.median(r["first_picture_cpu_ms"] for r in runs), 1),
                         "zoom_step_ms_median_of_p50": round(statistics.median(steps), 1),
                         "zoom_step_ms_max": max(r["zoom_step_ms"]["max"] for r in runs),
                         "n_runs": len(runs), "runs": runs}
+            if fmt == "png":  # the same file, opened with `z` from the Item screen that shows its thumbnail
+                runs = [fresh(path, args.size, "thumbnail") for _ in range(args.repeat)]
+                firsts = [r["first_picture_ms"] for r in runs]
+                out["png_from_thumbnail"] = {
+                    "first_picture_ms_median": round(statistics.median(firsts), 1),
+                    "first_picture_per_calibration": round(statistics.median(firsts) / out["calibration_ms"], 3),
+                    "first_picture_ms_max": max(firsts),
+                    "first_picture_pilot_ms_median": round(statistics.median(r["first_picture_pilot_ms"] for r in runs), 1),
+                    "first_picture_cpu_ms_median": round(statistics.median(r["first_picture_cpu_ms"] for r in runs), 1),
+                    "decodes_for_the_viewer_max": max(r["decodes_for_the_viewer"] for r in runs),
+                    "n_runs": len(runs), "runs": runs}
     out["load_average_after"] = [round(v, 2) for v in os.getloadavg()]
     print(json.dumps(out, indent=1))
     return 0

@@ -243,3 +243,12 @@ def open_frames(media: Media, root: Path | None, allow_outside_root: bool = Fals
             raise MediaError(f"{suffix[1:]} video needs PyAV: pip install 'memscope[video]' ({path})") from None
         return PyAVFrames(path)
     return PillowFrames(path)
+
+
+def is_animated(path: Path) -> bool:
+    """Whether an image file holds more than one frame (GIF, WebP, APNG): played like a video."""
+    try:
+        with Image.open(path) as im:
+            return getattr(im, "n_frames", 1) > 1
+    except Exception:
+        return False  # the still path reports what is wrong with it

@@ -211,26 +211,24 @@ def to_fit(im: Image.Image, box: tuple[int, int]) -> Image.Image:
 
 _STYLES: dict[tuple[int, int], Style] = {}  # (top, bottom) packed 0xRRGGBB (-1: no bottom) → style
 _COLORS: dict[int, Color] = {}
+_CACHE_MAX = 65536  # each: bounded, photos have many colours
+_HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+_new = tuple.__new__  # Color and ColorTriplet are NamedTuples: their __new__ without the Python wrapper
 
 
-def _color(rgb: int) -> Color:
-    c = _COLORS.get(rgb)
-    if c is None:
-        # what Color.from_rgb builds, without its slow hex formatting (the name is the same #rrggbb)
-        c = Color(f"#{rgb:06x}", ColorType.TRUECOLOR, triplet=ColorTriplet(rgb >> 16, (rgb >> 8) & 255, rgb & 255))
-        if len(_COLORS) < 65536:
-            _COLORS[rgb] = c
-    return c
-
-
-def _style(top: int, bottom: int) -> Style:
-    key = (top, bottom)
-    st = _STYLES.get(key)
-    if st is None:
-        st = Style.from_color(_color(top), None if bottom < 0 else _color(bottom))  # == Style(color=…, bgcolor=…)
-        if len(_STYLES) < 65536:  # bounded: photos have many colours
-            _STYLES[key] = st
-    return st
+def _make_colors(rgbs: list[int]) -> list[Color]:
+    """Truecolor Colors of packed 0xRRGGBB values, equal to `Color.from_rgb`'s (name "#rrggbb",
+    TRUECOLOR, the triplet), built for a whole picture at once: the names in one numpy pass, the
+    tuples without NamedTuple's Python-level constructor (a fitted photo has ~10k colours)."""
+    v = np.asarray(rgbs, dtype=np.int64)
+    chars = np.empty((len(rgbs), 7), dtype=np.uint8)
+    chars[:, 0] = ord("#")
+    for k in range(6):
+        chars[:, 1 + k] = _HEX[(v >> (20 - 4 * k)) & 15]
+    text = chars.tobytes().decode("ascii")
+    triplets = np.stack([v >> 16, (v >> 8) & 255, v & 255], axis=1).tolist()
+    tc = ColorType.TRUECOLOR
+    return [_new(Color, (text[7 * i:7 * i + 7], tc, None, _new(ColorTriplet, t))) for i, t in enumerate(triplets)]
 
 
 def halfcell_strips(img: Image.Image) -> list[Strip]:
@@ -238,11 +236,21 @@ def halfcell_strips(img: Image.Image) -> list[Strip]:
 
     Runs of identical cells are merged into one segment, which keeps flat areas cheap to paint. Pixels
     are packed into integers with numpy and read back as Python lists (never numpy scalars one by
-    one): a 1920×1080 photo fitted to 120×40 cells, every cell a different colour, stays a few ms.
+    one); the colours a picture lacks in the cache are made in one batch. A 1920×1080 photo fitted to
+    120×40 cells, every cell a different colour, stays a few ms once its colours are known.
     """
     a = np.asarray(img.convert("RGB"), dtype=np.uint8)
     h, w = a.shape[0], a.shape[1]
     packed = (a[..., 0].astype(np.int64) << 16) | (a[..., 1].astype(np.int64) << 8) | a[..., 2]
+    colors = _COLORS
+    missing = [c for c in np.unique(packed).tolist() if c not in colors]
+    if missing:
+        made = _make_colors(missing)
+        if len(colors) + len(made) <= _CACHE_MAX:
+            colors.update(zip(missing, made))
+        else:
+            colors = {**colors, **dict(zip(missing, made))}  # this picture's own, the cache stays bounded
+    styles, from_color = _STYLES, Style.from_color
     strips: list[Strip] = []
     change = np.ones(w, dtype=bool)
     for y in range(0, h, 2):
@@ -250,10 +258,18 @@ def halfcell_strips(img: Image.Image) -> list[Strip]:
         bottom = packed[y + 1] if y + 1 < h else np.full(w, -1, dtype=np.int64)
         pair = (top << 25) | (bottom & 0x1FFFFFF)  # one number per cell: where it differs from its left
         change[1:] = pair[1:] != pair[:-1]
-        starts = np.flatnonzero(change).tolist()
-        tops, bottoms = top[starts].tolist(), bottom[starts].tolist()
-        ends = starts[1:] + [w]
-        segs = [Segment("▀" * (e - s), _style(t, b)) for s, e, t, b in zip(starts, ends, tops, bottoms)]
+        starts = np.flatnonzero(change)
+        runs = np.diff(starts, append=w).tolist()
+        at = starts.tolist()
+        segs = []
+        for n, t, b in zip(runs, top[at].tolist(), bottom[at].tolist()):
+            st = styles.get((t, b))
+            if st is None:
+                st = from_color(colors[t], None if b < 0 else colors[b])  # == Style(color=…, bgcolor=…)
+                hash(st)  # computed here, in the worker, not when the UI thread's filters first look it up
+                if len(styles) < _CACHE_MAX:
+                    styles[(t, b)] = st
+            segs.append(_new(Segment, ("▀" * n, st, None)))  # == Segment("▀" * n, st)
         strips.append(Strip(segs, w))
     return strips
 
@@ -288,7 +304,9 @@ def picture(img: Image.Image, cells: tuple[int, int], source_size: tuple[int, in
 class LRU:
     """A small thread-safe LRU bounded by total weight (default: one per entry).
 
-    Values are built outside the lock, so two threads may build the same key once each.
+    Values are built outside the lock; a second thread asking for a key being built waits for that
+    build instead of repeating it (the viewer starts decoding a file before its picture is asked
+    for). A build that fails is not cached: the waiter then builds, and fails, itself.
     """
 
     def __init__(self, capacity: int, weigh: Callable[[Any], int] = lambda v: 1) -> None:
@@ -296,28 +314,45 @@ class LRU:
         self.weigh = weigh
         self._d: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
         self._lock = threading.Lock()
+        self._building: dict[Hashable, threading.Event] = {}
         self.weight = 0
         self.hits = self.misses = 0
 
     def get_or_build(self, key: Hashable, build: Callable[[], Any]) -> Any:
-        with self._lock:
-            if key in self._d:
-                self._d.move_to_end(key)
-                self.hits += 1
-                return self._d[key][0]
-            self.misses += 1
-        value = build()
-        w = max(1, int(self.weigh(value)))
-        with self._lock:
-            old = self._d.pop(key, None)
-            if old is not None:
-                self.weight -= old[1]
-            self._d[key] = (value, w)
-            self.weight += w
-            while self.weight > self.capacity and len(self._d) > 1:
-                _, (_, ow) = self._d.popitem(last=False)
-                self.weight -= ow
+        while True:
+            with self._lock:
+                if key in self._d:
+                    self._d.move_to_end(key)
+                    self.hits += 1
+                    return self._d[key][0]
+                pending = self._building.get(key)
+                if pending is None:
+                    self.misses += 1
+                    done = self._building[key] = threading.Event()
+                    break
+            pending.wait()  # another thread builds it: its value (or, if it failed, our own try)
+        try:
+            value = build()
+            w = max(1, int(self.weigh(value)))
+            with self._lock:
+                old = self._d.pop(key, None)
+                if old is not None:
+                    self.weight -= old[1]
+                self._d[key] = (value, w)
+                self.weight += w
+                while self.weight > self.capacity and len(self._d) > 1:
+                    _, (_, ow) = self._d.popitem(last=False)
+                    self.weight -= ow
+        finally:
+            with self._lock:
+                self._building.pop(key, None)
+            done.set()
         return value
+
+    def building(self, key: Hashable) -> bool:
+        """Whether `key` is being built right now (by another thread)."""
+        with self._lock:
+            return key in self._building
 
     def peek(self, key: Hashable) -> Any:
         """The value cached under `key`, or None (no build, no hit counted)."""

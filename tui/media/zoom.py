@@ -13,6 +13,7 @@ No Textual here but the Strip type the half-cell renderer builds; thread-safe, f
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Hashable
@@ -120,7 +121,8 @@ def region(view: View, src: tuple[int, int], box: tuple[int, int]) -> Region:
 
 def resample(source: Image.Image, reg: Region) -> Image.Image:
     """The region of `source` (RGB) resampled to its display size."""
-    crop = source.crop((reg.x0, reg.y0, reg.x1, reg.y1))
+    whole = (reg.x0, reg.y0, reg.x1, reg.y1) == (0, 0, *source.size)
+    crop = source if whole else source.crop((reg.x0, reg.y0, reg.x1, reg.y1))  # (no copy of all of it)
     if crop.size == reg.out:
         return crop
     if reg.scale >= NEAREST_FROM or (reg.out[0] >= crop.size[0] and reg.scale >= 1):
@@ -151,30 +153,84 @@ def exact_picture(im: Image.Image, source_size: tuple[int, int], m: str) -> img.
 
 # ---------------------------------------------------------------- full-resolution sources
 
-# Weighed in pixels: ~48 MP, a dozen 1920×1080 frames or stills (3 bytes a pixel: ~150 MB at most).
+# Weighed in pixels: ~48 MP, 23 1920×1080 frames or stills (3 bytes a pixel: ~144 MB at most); thumbnails
+# of non-JPEG images leave their full decode here too (thumbnail_picture), for the viewer.
 SOURCES = img.LRU(48_000_000, weigh=lambda im: im.size[0] * im.size[1])
 
 
 def fit_picture(path: Path, cells: tuple[int, int]) -> img.Picture:
-    """The whole of `path` fitted to `cells`: from the full-resolution source when it is cached, else
-    from a reduced decode (JPEG decodes at 1/2–1/8 scale), so the viewer's first picture does not wait
-    for the full decode that magnification needs (the viewer fetches that next, in the background)."""
+    """The whole of `path` fitted to `cells`. A JPEG not yet decoded at full resolution is decoded at
+    1/2–1/8 scale for it, so the viewer's first picture does not wait for the full decode that
+    magnification needs (the viewer fetches that next, in the background). Any other format cannot be
+    decoded smaller: it is decoded once, at full resolution, into the source cache (or the decode
+    `start` began is waited for), and fitted from there, as zoom steps later magnify from it."""
     fkey = media_key(path)
-    source = SOURCES.peek(("src",) + fkey)
-    if source is not None:
-        return zoomed_picture(source, ("src",) + fkey, View(), cells)
+    skey = ("src",) + fkey
+    if SOURCES.peek(skey) is None and not SOURCES.building(skey) and reduces(path):
+        m = img.mode()
+
+        def build() -> img.Picture:
+            fitted, size = img.decode(path, img.box_px(cells, m))
+            return exact_picture(fitted, size, m)
+
+        try:
+            return img.PICTURES.get_or_build(("fit", fkey, cells, m), build)
+        except MediaError:
+            raise
+        except Exception as exc:
+            raise MediaError(f"cannot show {path}: {type(exc).__name__}: {exc}") from None
+    key, source = load_source(path)
+    return zoomed_picture(source, key, View(), cells)
+
+
+def thumbnail_picture(path: Path, cells: tuple[int, int]) -> img.Picture:
+    """`path` fitted to `cells` for a thumbnail (MediaImage), pixel for pixel as `img.load_picture`
+    draws it. A JPEG takes its reduced decode there, as before. Any other format is decoded at full
+    resolution anyway: that decode goes into the source cache (the one `load_source` fills), so `z`
+    on the thumbnail opens the viewer without decoding the file a second time. SOURCES stays bounded
+    by its weight (48 MP, ~144 MB of RGB at most, the least recently used dropped first)."""
     m = img.mode()
+    fkey = media_key(path)
+    pkey = (fkey, cells, m)  # load_picture's key: one cache entry whichever path made it
+    if img.PICTURES.peek(pkey) is not None or reduces(path):
+        return img.load_picture(path, cells)
 
     def build() -> img.Picture:
-        fitted, size = img.decode(path, img.box_px(cells, m))
-        return exact_picture(fitted, size, m)
+        _, source = load_source(path)
+        return img.picture(source, cells, source.size, m)
 
     try:
-        return img.PICTURES.get_or_build(("fit", fkey, cells, m), build)
+        return img.PICTURES.get_or_build(pkey, build)
     except MediaError:
         raise
-    except Exception as exc:
+    except Exception as exc:  # never let one bad file take the screen down
         raise MediaError(f"cannot show {path}: {type(exc).__name__}: {exc}") from None
+
+
+def reduces(path: Path) -> bool:
+    """Whether `path` can be decoded at a reduced scale (JPEG's draft mode), from its header only.
+    False for anything that cannot be opened: the full decode then says why."""
+    try:
+        with Image.open(path) as im:
+            return type(im).draft is not Image.Image.draft  # only JPEG (and MPO) implement it
+    except Exception:
+        return False
+
+
+def start(path: Path) -> None:
+    """Begin decoding `path` for the viewer now, in a thread of its own, when it is requested (before
+    its screen is even laid out): a format without reduced decoding (PNG, …) is decoded into the
+    source cache, where `fit_picture` (and every zoom step) waits for it instead of decoding it again.
+    A JPEG's reduced decode needs the picture box: it waits for `fit_picture`. Never raises."""
+
+    def work() -> None:
+        try:
+            if not reduces(path):
+                load_source(path)
+        except Exception:  # MediaError or worse: the picture box says what is wrong with the file
+            pass
+
+    threading.Thread(target=work, name="memscope-decode", daemon=True).start()
 
 
 def load_source(path: Path) -> tuple[Hashable, Image.Image]:

@@ -20,7 +20,6 @@ from typing import Sequence
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
@@ -29,43 +28,13 @@ from scorer.model import Media
 from tui.bases.screen import BaseScreen
 from tui.media import image as img
 from tui.media import zoom as zm
-from tui.media.frames import FrameSource, open_frames
-from tui.media.playback import Clock, end_time, fmt_time, frame_times
+from tui.media.frames import FrameSource, is_animated, open_frames
+from tui.media.playback import Clock, frame_times
 from tui.media.source import MediaError, local_path
-from tui.text import safe
+from tui.media.viewer_text import frame_line, shown_path, status_line
 from tui.widgets.picture import PictureView
 
-VIEWABLE = ("image", "video")
 ANIMATED = (".gif", ".webp", ".apng")  # image files that may hold frames: played like a video
-
-
-def media_on(screen: Screen) -> tuple[list[Media], int] | None:
-    """The images and videos `screen` shows, in screen order (each once), and which one is selected:
-    the focused medium, else the first inside the screen's `.selected` part (the Item screen's
-    highlighted clue), else the first. None when there is none."""
-    from tui.widgets.media_image import MediaImage
-    from tui.widgets.media_video import MediaVideo
-
-    found: list[Media] = []
-    chosen: int | None = None
-    focused = screen.focused
-    for w in screen.query("MediaImage, MediaVideo"):
-        if not isinstance(w, (MediaImage, MediaVideo)) or w.media.kind not in VIEWABLE:
-            continue
-        if not w.display or any(not a.display for a in w.ancestors_with_self if hasattr(a, "display")):
-            continue
-        if w.media in found:
-            k = found.index(w.media)
-        else:
-            found.append(w.media)
-            k = len(found) - 1
-        if chosen is None and focused is not None and (w is focused or w in focused.ancestors):
-            chosen = k
-        if chosen is None and any(a.has_class("selected") for a in w.ancestors):
-            chosen = k
-    if not found:
-        return None
-    return found, chosen or 0
 
 
 class ViewerCanvas(PictureView):
@@ -119,6 +88,21 @@ class ViewerScreen(BaseScreen):
         self._timer: Timer | None = None
         self._opening = 0  # which open request is current (m pressed while a video opens)
         self._still: Path | None = None  # the still image shown (None: a video or animation)
+        self._decode_early()
+
+    def _decode_early(self) -> None:
+        """Start decoding the still image to show now, while this screen is composed and laid out (its
+        picture box's size, which the fitted picture needs, is known only after that)."""
+        m = self.current
+        if m.kind != "image":
+            return
+        try:
+            state = self.app.state
+            path = local_path(m, state.bench.root, state.allow_outside_root)
+        except Exception:  # no app yet, or a medium that cannot be shown: _open says why, on mount
+            return
+        if path.suffix.lower() not in ANIMATED:
+            zm.start(path)
 
     def body(self) -> ComposeResult:
         yield ViewerCanvas(id="viewer-picture")
@@ -186,7 +170,7 @@ class ViewerScreen(BaseScreen):
 
         def work() -> tuple[int, FrameSource | Path | str]:
             try:
-                if still is not None and not _animated(still):
+                if still is not None and not is_animated(still):
                     return ticket, still
                 return ticket, open_frames(m, root, allow)
             except MediaError as exc:
@@ -267,45 +251,17 @@ class ViewerScreen(BaseScreen):
             return len(self.media) > 1
         return True
 
+    # -- what the status lines say ----------------------------------------------------------------
     def shown_path(self) -> str:
         """The file, relative to the benchmark root when inside it."""
-        m = self.current
-        if m.path is None:
-            return m.name
-        root = self.state.bench.root
-        try:
-            return str(Path(m.path).resolve().relative_to(Path(root).resolve()))
-        except (ValueError, OSError, TypeError):
-            return str(m.path)
+        return shown_path(self.current, self.state.bench.root)
 
-    # -- what the status lines say ----------------------------------------------------------------
     def status_text(self) -> Text:
-        out = Text()
-        if len(self.media) > 1:
-            out.append(f"{self.index + 1}/{len(self.media)} ", style="bold")
-        out.append_text(safe(self.shown_path(), one_line=True))
-        if self.error:
-            out.append("  · unavailable", style="bold red")
-            return out
-        if self.size_px is None:
-            out.append("  · loading…", style="dim")
-            return out
-        w, h = self.size_px
-        box = self.box()
-        reg = zm.region(self.view, self.size_px, box)
-        z = (f"fit ({reg.scale:.2g}×)" if self.view.zoom == zm.FIT else f"{self.view.zoom}×")
-        out.append(f"  · {w}×{h} px · zoom {z} · showing x {reg.x0}–{reg.x1}, y {reg.y0}–{reg.y1}")
-        out.append(f" · {img.mode()}", style="dim")
-        return out
+        return status_line(self.media, self.index, self.shown_path(), self.error, self.size_px, self.view,
+                           self.box(), img.mode())
 
     def frame_text(self) -> Text:
-        if self.source is None:
-            return Text("opening…" if self.error is None else "", style="dim")
-        n = self.source.count
-        t = self.times[self.frame] if self.times else 0.0
-        state = "▶ playing" if self.playing else "⏸ paused"
-        return Text(f"frame {self.frame + 1}/{n} · {fmt_time(t)} / {fmt_time(end_time(self.times))} · {state}"
-                    f" · {self.source.kind}", style="bold" if self.playing else "")
+        return frame_line(self.source, self.frame, self.times, self.playing, self.error)
 
     def _status(self) -> None:
         self.query_one("#viewer-status", Static).update(self.status_text())
@@ -424,14 +380,3 @@ def _prefetch(path: Path) -> None:
         zm.load_source(path)
     except MediaError:
         pass  # the next zoom step says what is wrong with the file
-
-
-def _animated(path: Path) -> bool:
-    """Whether an image file holds more than one frame (GIF, WebP, APNG): played like a video."""
-    from PIL import Image
-
-    try:
-        with Image.open(path) as im:
-            return getattr(im, "n_frames", 1) > 1
-    except Exception:
-        return False  # the still path reports what is wrong with it

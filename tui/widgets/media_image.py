@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from scorer.model import Media
-from tui.media import image as img
+from tui.media import zoom as zm
 from tui.media.source import MediaError, local_path
 from tui.widgets.picture import PictureView
 
@@ -39,4 +39,4 @@ class MediaImage(PictureView):
             self.fail(str(exc))
             return
         self.path = path
-        self.show(("image", str(path)), lambda cells: img.load_picture(path, cells), media.name)
+        self.show(("image", str(path)), lambda cells: zm.thumbnail_picture(path, cells), media.name)

@@ -303,3 +303,44 @@ def test_viewer_snapshot_sticker_at_4x(snap_compare):
         await shown(pilot, v)
 
     assert snap_compare(plain_app(), terminal_size=SIZE, run_before=run_before)
+
+
+# ---------------------------------------------------------------- no second decode
+
+
+async def test_z_on_a_drawn_png_thumbnail_decodes_nothing_again(tmp_path, monkeypatch):
+    """The Item screen's thumbnail of a 1920×1080 PNG has decoded it at full resolution (PNG cannot
+    be decoded smaller): `z` then shows the viewer's first picture from that decode, reading the
+    file no second time (every decode of the app counted, through image.decode)."""
+    from tests.builders.benchmarks import MINI_TASK, write_mini_bench
+    from tui.widgets.media_image import MediaImage
+
+    root = write_mini_bench(tmp_path / "b")
+    tag = root / "image" / MINI_TASK / "tag.png"
+    rng = np.random.default_rng(3)
+    Image.fromarray(rng.integers(0, 256, (1080, 1920, 3), dtype=np.uint8), "RGB").save(tag)
+    img.PICTURES.clear()
+    zm.SOURCES.clear()
+    decoded: list[str] = []
+    real = img.decode
+
+    def counting(path, box):
+        decoded.append(Path(path).name)
+        return real(path, box)
+
+    monkeypatch.setattr(img, "decode", counting)
+    app = make_app(root, runs=(), db=None, annotator="t", player=NullPlayer())
+    async with app.run_test(size=SIZE) as pilot:
+        item = await open_item(pilot, (f"{MINI_TASK}:2", "mcq"))
+        thumb = next(w for w in item.query(MediaImage) if w.path == tag)
+        for _ in range(300):
+            if thumb.picture is not None:
+                break
+            await pilot.pause(0.01)
+        assert thumb.picture is not None and decoded == ["tag.png"]
+        await press(pilot, "z")
+        v = app.screen
+        assert isinstance(v, ViewerScreen)
+        await shown(pilot, v)
+        assert v.size_px == (1920, 1080) and v.canvas.picture.source_size == (1920, 1080)
+        assert decoded == ["tag.png"]  # nothing decoded for the viewer
