@@ -15,11 +15,8 @@ import multiprocessing
 import os
 import pickle
 import threading
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from collections.abc import Callable, Sequence
 from typing import Any
-
-_TASK: dict[str, Any] = {}  # the function and items, set before forking and inherited by workers
 
 
 def can_fork() -> bool:
@@ -41,51 +38,13 @@ def worker_count(n_items: int, default: int | None = None, env: str = "MEMSCOPE_
     return max(1, min(wanted, n_items))
 
 
-def _one_blas_thread() -> None:
-    # numpy's BLAS starts one thread per core in every process: with a worker per core, those
-    # threads fight over the cores (measured: a section took twice as long in a worker).
+def _one_blas_thread():
+    """numpy's BLAS starts one thread per core in every process: with a worker per core, those
+    threads fight over the cores (measured: a section took twice as long in a worker). The limit
+    holds while the returned object lives."""
     from threadpoolctl import threadpool_limits
 
-    _TASK["limits"] = threadpool_limits(limits=1)
-
-
-def _run_one(i: int) -> tuple[int, bytes | None]:
-    try:
-        return i, pickle.dumps(_TASK["func"](_TASK["items"][i]), protocol=pickle.HIGHEST_PROTOCOL)
-    except BaseException:  # noqa: BLE001 — recomputed by the parent, which raises it properly
-        return i, None
-
-
-def fork_map(func: Callable[[Any], Any], items: Sequence[Any], workers: int,
-             order: Sequence[int] | None = None) -> list[Any]:
-    """[func(x) for x in items], computed by `workers` forked processes (in `order`: put the
-    longest pieces first so that the last to finish is short)."""
-    if workers <= 1 or len(items) <= 1:
-        return [func(x) for x in items]
-    results: list[Any] = [None] * len(items)
-    done = [False] * len(items)
-    _TASK.update(func=func, items=items)
-    try:
-        # concurrent.futures rather than multiprocessing.Pool: a worker that dies (killed, out of
-        # memory) breaks the pool with an error instead of leaving its result waited for forever.
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
-                                 initializer=_one_blas_thread) as pool:
-            futures = [pool.submit(_run_one, i) for i in (order or range(len(items)))]
-            for fut in as_completed(futures):
-                try:
-                    i, blob = fut.result()
-                except Exception:  # noqa: BLE001 — a broken pool: the parent computes what is left
-                    continue
-                if blob is not None:
-                    results[i], done[i] = pickle.loads(blob), True
-    except Exception:  # noqa: BLE001 — cannot fork (resources): the parent computes everything
-        pass
-    finally:
-        _TASK.clear()
-    for i, ok in enumerate(done):
-        if not ok:
-            results[i] = func(items[i])
-    return results
+    return threadpool_limits(limits=1)
 
 
 def _claim_from(queues: Sequence[tuple[Any, Sequence[int]]]) -> int | None:
@@ -115,7 +74,7 @@ def _fork_child(queues: Sequence[tuple[Any, Sequence[int]]], func: Callable[[Any
         return pid
     code = 0
     try:  # the child: never returns into the caller's code
-        _one_blas_thread()
+        limits = _one_blas_thread()  # noqa: F841 — kept for the child's whole life
         while (i := _claim_from(queues)) is not None:
             try:
                 blob = pickle.dumps(func(items[i]), protocol=pickle.HIGHEST_PROTOCOL)

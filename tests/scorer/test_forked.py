@@ -9,7 +9,7 @@ import os
 import pytest
 
 from scorer.cli import main
-from scorer.forked import fork_map, worker_count
+from scorer.forked import fork_staged, worker_count
 from tests.paths import DEMO, REPO
 
 PARENT = os.getpid()
@@ -19,14 +19,21 @@ def square_with_pid(x: int) -> tuple[int, int]:
     return x * x, os.getpid()
 
 
+def slow_square_with_pid(x: int) -> tuple[int, int]:
+    import time
+
+    time.sleep(0.05)  # long enough that the forked process takes some (this process takes items too)
+    return square_with_pid(x)
+
+
 def test_results_in_input_order_and_computed_in_workers():
-    got = fork_map(square_with_pid, list(range(12)), workers=2, order=list(reversed(range(12))))
+    got = fork_staged(slow_square_with_pid, list(range(12)), workers=2, first=list(reversed(range(12))), later=[])
     assert [v for v, _ in got] == [x * x for x in range(12)]
     assert any(pid != PARENT for _, pid in got)
 
 
 def test_one_worker_means_this_process():
-    assert all(pid == PARENT for _, pid in fork_map(square_with_pid, [1, 2, 3], workers=1))
+    assert all(pid == PARENT for _, pid in fork_staged(square_with_pid, [1, 2, 3], workers=1, first=[0, 1, 2], later=[]))
 
 
 def fails_on_three(x: int) -> int:
@@ -37,7 +44,7 @@ def fails_on_three(x: int) -> int:
 
 def test_an_error_surfaces_as_itself_in_the_caller():
     with pytest.raises(KeyError, match="three"):
-        fork_map(fails_on_three, [1, 2, 3, 4], workers=2)
+        fork_staged(fails_on_three, [1, 2, 3, 4], workers=2, first=[0, 1, 2, 3], later=[])
 
 
 def dies_in_a_worker(x: int) -> tuple[int, int]:
@@ -47,7 +54,7 @@ def dies_in_a_worker(x: int) -> tuple[int, int]:
 
 
 def test_a_dead_worker_costs_time_not_results():
-    got = fork_map(dies_in_a_worker, [1, 2, 3], workers=2)
+    got = fork_staged(dies_in_a_worker, [1, 2, 3], workers=2, first=[0, 1, 2], later=[])
     assert [v for v, _ in got] == [1, 2, 3]
     assert dict(got)[2] == PARENT  # recomputed here
 
@@ -86,7 +93,8 @@ def test_no_fork_from_a_threaded_process(monkeypatch):
     t.start()
     try:
         assert worker_count(5) == 1  # the app scores in a worker thread: everything stays in-process
-        assert all(pid == PARENT for _, pid in fork_map(square_with_pid, [1, 2, 3], worker_count(3)))
+        got = fork_staged(square_with_pid, [1, 2, 3], worker_count(3), first=[0, 1, 2], later=[])
+        assert all(pid == PARENT for _, pid in got)
     finally:
         stop.set()
         t.join()
