@@ -1,3 +1,3 @@
-from scorer.cli import main
+from scorer.cli import console
 
-raise SystemExit(main())
+console()

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from scorer.cli import build_parser, command_in, run
+from scorer.cli import build_parser, command_in, exit_with, run
 from scorer.errors import UserError
 from scorer.safe_text import plain
 
@@ -102,5 +102,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run(argv, build_parser([register, serve], command=command), default=["tui"])
 
 
+def console() -> None:
+    """The `memscope` console script: main(), then scorer.cli.exit_with (a quick exit for `score`,
+    `validate` and `info`)."""
+    exit_with(main(), command_in(None))
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    console()
