@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from scorer.load.memeye import load_benchmark  # noqa: E402
+from tui.media import halfcell as hc  # noqa: E402
 from tui.media import image as img  # noqa: E402
 from tui.media.frames import PillowFrames  # noqa: E402
 
@@ -123,7 +124,7 @@ def halfcell_figures(repeat: int) -> dict:
     box = img.box_px(SCREEN, img.HALFCELL)
     small = img.to_fit(src, box)
     shrink = [timed(lambda: img.to_fit(src, box)) for _ in range(repeat)]
-    render = [timed(lambda: img.halfcell_strips(small)) for _ in range(repeat)]
+    render = [timed(lambda: hc.halfcell_strips(small)) for _ in range(repeat)]
     return {"frame_cells": list(SCREEN), "pixels": list(small.size),
             "shrink_1800x1200": stats(shrink), "strips": stats(render)}
 

@@ -216,14 +216,25 @@ NO_LETTER = len(OPTION_LETTERS)  # the code of a missing / invalid choice
 
 
 def _letter_codes(values: Iterable[Any], n: int) -> np.ndarray:
-    """Letter codes (A = 0 …) of many values; NO_LETTER where there is no letter. The usual single
-    letters are looked up in C; anything else goes through `letter`."""
+    """Letter codes (A = 0 …) of many values; NO_LETTER where there is no letter. Where every value
+    is a string or missing, the values are factorized (in C) and each distinct string looked up
+    once; otherwise the usual single letters are looked up by pandas' map, anything else goes
+    through `letter`. The same codes either way."""
     import pandas as pd
 
-    raw = pd.Series(np.fromiter(values, dtype=object, count=n), dtype=object)
+    values = np.fromiter(values, dtype=object, count=n)
+    try:
+        seen, distinct = pd.factorize(values)  # −1: missing (None, NaN)
+    except TypeError:  # an unhashable value (a list where a letter should be)
+        distinct = None
+    if distinct is not None and all(type(v) is str for v in distinct):
+        # each distinct string's code, as below, looked up once; a missing value has none
+        lookup = np.array([_CODE_KEYS.get(v, _CODE.get(letter(v), np.nan)) for v in distinct] + [np.nan], dtype=float)
+        return np.where(np.isnan(lookup), NO_LETTER, lookup)[seen].astype(np.int64)
+    raw = pd.Series(values, dtype=object)
     try:
         codes = np.array(raw.map(pd.Series(_CODE_KEYS, dtype=float)), dtype=float)  # a writable copy
-    except TypeError:  # an unhashable value (a list where a letter should be)
+    except TypeError:
         codes = np.full(n, np.nan)
     odd = np.isnan(codes) & raw.notna().to_numpy()
     if odd.any():

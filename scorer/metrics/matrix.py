@@ -28,6 +28,8 @@ from collections.abc import Collection, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from scorer.metrics.row_codes import RowCodes, first_appearance
+
 METRICS: tuple[tuple[str, str], ...] = (("em", "mcq"), ("judge", "open"), ("bleu_1", "open"))
 AGGS = ("cell", "marginal", "macro", "micro")
 ALL = "all"
@@ -54,23 +56,43 @@ def _mean_n(keys: list[np.ndarray], values: np.ndarray, names: Sequence[str] | N
     into one integer first (pandas then groups one column: the same groups, in the same order, with
     the same members, so the same means as grouping on the columns)."""
     names = list(names) if names is not None else [f"k{i}" for i in range(len(keys))]
-    keys = [np.asarray(k, dtype=np.int64) for k in keys]
-    sizes = [int(k.max()) + 1 if k.size else 1 for k in keys]
-    if float(np.prod([float(x) for x in sizes])) >= 2.0**62:  # would overflow: group on the columns
+    grouped = _mean_n_arrays(keys, values)
+    if grouped is None:  # would overflow: group on the columns
+        keys = [np.asarray(k, dtype=np.int64) for k in keys]
         g = pd.DataFrame(dict(zip(names, keys))).assign(v=values).groupby(names, sort=False)["v"]
         return pd.DataFrame({"value": g.mean(), "n": g.size()}).reset_index()
+    group_keys, mean, n = grouped
+    return pd.DataFrame({**dict(zip(names, group_keys)), "value": mean, "n": n})
+
+
+def _mean_n_arrays(keys: list[np.ndarray], values: np.ndarray) -> tuple[list[np.ndarray], np.ndarray, np.ndarray] | None:
+    """_mean_n as arrays (each group's keys, mean, n), without building a frame; None where the
+    combined key would overflow."""
+    keys = [np.asarray(k, dtype=np.int64) for k in keys]
+    sizes = [int(k.max()) + 1 if k.size else 1 for k in keys]
+    if float(np.prod([float(x) for x in sizes])) >= 2.0**62:
+        return None
     combined = np.zeros(len(values), dtype=np.int64)
     for k, size in zip(keys, sizes):
         combined = combined * size + k
     g = pd.Series(np.asarray(values, dtype=float)).groupby(combined, sort=False)
     mean, n = g.mean(), g.size()
     code = mean.index.to_numpy(np.int64)
-    cols = {}
-    for name, size in zip(reversed(names), reversed(sizes)):
-        cols[name] = code % size
+    cols = []
+    for size in reversed(sizes):
+        cols.append(code % size)
         code = code // size
-    out = {name: cols[name] for name in names}
-    return pd.DataFrame({**out, "value": mean.to_numpy(), "n": n.to_numpy(np.int64)})
+    return cols[::-1], mean.to_numpy(), n.to_numpy(np.int64)
+
+
+def _groups(keys: list[np.ndarray], values: np.ndarray) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """(each group's keys, mean, n) as _mean_n gives them, as arrays."""
+    grouped = _mean_n_arrays(keys, values)
+    if grouped is not None:
+        return grouped
+    frame = _mean_n(keys, values)
+    return [frame[f"k{i}"].to_numpy(np.int64) for i in range(len(keys))], frame["value"].to_numpy(), \
+        frame["n"].to_numpy(np.int64)
 
 
 def _first_rows(keys: list[np.ndarray]) -> np.ndarray:
@@ -85,6 +107,13 @@ def _first_rows(keys: list[np.ndarray]) -> np.ndarray:
 
 def _coded_cells(labels: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str], list[str]]:
     """(item code, x code, y code) per cell of each item, and the x / y label lists."""
+    triples = _string_cells(labels)
+    if triples is not None:
+        ci, cx, cy = triples
+        xs, ys = sorted(set(cx)), sorted(set(cy))
+        xcode, ycode = {v: i for i, v in enumerate(xs)}, {v: i for i, v in enumerate(ys)}
+        return (np.asarray(ci, dtype=np.int64), np.fromiter(map(xcode.__getitem__, cx), np.int64, len(cx)),
+                np.fromiter(map(ycode.__getitem__, cy), np.int64, len(cy)), xs, ys)
     cells = item_cells(labels)
     xs = sorted(set(cells["x"]))
     ys = sorted(set(cells["y"]))
@@ -93,17 +122,50 @@ def _coded_cells(labels: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return cells["item_id"].to_numpy(np.int64), xc, yc, xs, ys
 
 
+def _string_cells(labels: pd.DataFrame) -> tuple[list, list, list] | None:
+    """item_cells(labels) as (item ids, x labels, y labels) lists, in its order, where every item's
+    x and y are tuples of strings (what the loaders give); None otherwise (item_cells then does
+    it). A loop over the items: the two pandas explodes took most of a metric's time (measured)."""
+    ci: list = []
+    cx: list[str] = []
+    cy: list[str] = []
+    seen: set = set()
+    for i, xs, ys in zip(labels["item_id"].tolist(), labels["x"].tolist(), labels["y"].tolist()):
+        if i in seen:
+            continue
+        seen.add(i)
+        if type(xs) is not tuple or type(ys) is not tuple or not all(type(v) is str for v in (*xs, *ys)):
+            return None
+        for x in xs:
+            for y in ys:
+                ci.append(i)
+                cx.append(x)
+                cy.append(y)
+    return ci, cx, cy
+
+
+def _is_mode(modes: pd.Series, mode: str) -> np.ndarray:
+    """(modes == mode) as a boolean array, compared in numpy (a fifth of pandas' time); pandas
+    compares where a value cannot be compared in numpy (pd.NA)."""
+    try:
+        return np.asarray(modes.to_numpy(object) == mode, dtype=bool)
+    except TypeError:
+        return (modes == mode).to_numpy(bool)
+
+
 def metric_rows(work: pd.DataFrame, metric: str, mode: str, n_items: int) -> pd.DataFrame:
     """All aggregate rows of one metric (unmarked) for `work` = evaluation_matrix's coded frame:
     `_k` (the keys' code), `item_id` (item code), mode, x, y and the metric column."""
-    sel = ((work["mode"] == mode).to_numpy(bool)) & work[metric].notna().to_numpy(bool)
+    sel = _is_mode(work["mode"], mode) & work[metric].notna().to_numpy(bool)
     if not sel.any():
         return pd.DataFrame()
     k, item, v = work["_k"].to_numpy()[sel], work["item_id"].to_numpy()[sel], work[metric].to_numpy(float)[sel]
     # One score per (keys, item): duplicated rows of an item average into one unit.
     scores = _mean_n([k, item], v, ["_k", "item"])
     sk, si, sv = scores["_k"].to_numpy(), scores["item"].to_numpy(), scores["value"].to_numpy()
-    labels = work.loc[sel, ["item_id", "x", "y"]].drop_duplicates("item_id")
+    # each item's first selected row (what drop_duplicates("item_id") keeps), in row order
+    first = np.flatnonzero(sel)[np.sort(np.unique(item, return_index=True)[1])]
+    labels = work[["item_id", "x", "y"]].iloc[first]
     ci, cx, cy, xs, ys = _coded_cells(labels)
     # Join item scores to their cells: for each cell row, the score rows of its item.
     order = np.argsort(si, kind="stable")
@@ -115,35 +177,50 @@ def metric_rows(work: pd.DataFrame, metric: str, mode: str, n_items: int) -> pd.
     take = order[np.repeat(starts[ci] - (ends - reps), reps) + np.arange(int(ends[-1]) if len(ends) else 0)]
     lk, li, lv = sk[take], si[take], sv[take]
     lx, ly = np.repeat(cx, reps), np.repeat(cy, reps)
-    parts = []
-    cell = _mean_n([lk, lx, ly], lv, ["_k", "xc", "yc"])
-    cell["x"], cell["y"], cell["agg"] = np.asarray(xs, dtype=object)[cell["xc"]], np.asarray(ys, dtype=object)[cell["yc"]], "cell"
-    parts.append(cell.drop(columns=["xc", "yc"]))
+    # Every aggregate's columns as arrays, one frame at the end (the frame concat of one frame per
+    # aggregate gave: the same columns, in its order, with its dtypes).
+    parts: list[tuple] = []  # (_k, value, n, x, y, agg, n_cells or None)
+    (ck, cxc, cyc), cv, cn = _groups([lk, lx, ly], lv)
+    xs_, ys_ = np.asarray(xs, dtype=object), np.asarray(ys, dtype=object)
+    parts.append((ck, cv, cn, xs_[cxc], ys_[cyc], "cell", None))
     # Marginals: an item once per X (Y) label it carries.
-    for axis, codes, names in (("x", lx, xs), ("y", ly, ys)):
+    for axis, codes, names in (("x", lx, xs_), ("y", ly, ys_)):
         first = _first_rows([lk, li, codes]) if len(lk) else np.zeros(0, dtype=np.int64)
-        m = _mean_n([lk[first], codes[first]], lv[first], ["_k", "c"])
-        m[axis] = np.asarray(names, dtype=object)[m["c"]]
-        m["y" if axis == "x" else "x"] = ALL
-        m["agg"] = "marginal"
-        parts.append(m.drop(columns=["c"]))
+        (mk, mc), mv, mn = _groups([lk[first], codes[first]], lv[first])
+        level, every = names[mc], np.full(len(mk), ALL, dtype=object)
+        parts.append((mk, mv, mn, *((level, every) if axis == "x" else (every, level)), "marginal", None))
     # Macro: mean of the cell values; n = distinct labelled items behind those cells.
-    g = cell.groupby("_k", sort=False)["value"]
-    macro = pd.DataFrame({"value": g.mean(), "n_cells": g.size()}).reset_index()
+    g = pd.Series(cv).groupby(ck, sort=False)
+    means, n_cells = g.mean(), g.size()
+    macro_k = means.index.to_numpy(np.int64)
     first = _first_rows([lk, li]) if len(lk) else np.zeros(0, dtype=np.int64)
-    labelled = np.bincount(lk[first].astype(np.int64), minlength=int(macro["_k"].max()) + 1 if len(macro) else 0)
-    macro["n"] = labelled[macro["_k"].to_numpy(np.int64)].astype(np.int64)
-    macro["x"], macro["y"], macro["agg"] = ALL, ALL, "macro"
-    parts.append(macro)
+    labelled = np.bincount(lk[first].astype(np.int64), minlength=int(macro_k.max()) + 1 if len(macro_k) else 0)
+    parts.append((macro_k, means.to_numpy(), labelled[macro_k].astype(np.int64), ALL, ALL, "macro",
+                  n_cells.to_numpy(np.int64)))
     # Micro: every scored item once, labelled or not.
-    micro = _mean_n([sk], sv, ["_k"])
-    micro["x"], micro["y"], micro["agg"] = ALL, ALL, "micro"
-    parts.append(micro)
-    out = pd.concat(parts, ignore_index=True)
-    out["metric"], out["mode"] = metric, mode
-    out["n"] = out["n"].astype(np.int64)
-    out["n_cells"] = (out["n_cells"] if "n_cells" in out else pd.Series(pd.NA, index=out.index)).astype("Int64")
-    return out
+    (uk,), uv, un = _groups([sk], sv)
+    parts.append((uk, uv, un, ALL, ALL, "micro", None))
+    return _rows_frame(parts, metric, mode)
+
+
+def _rows_frame(parts: list[tuple], metric: str, mode: str) -> pd.DataFrame:
+    """metric_rows' frame from its aggregates' arrays: _k, value, n, x, y, agg, n_cells (Int64, <NA>
+    but for macro rows), metric, mode."""
+    sizes = [len(p[0]) for p in parts]
+
+    def column(i: int, dtype) -> np.ndarray:
+        return np.concatenate([np.asarray(p[i], dtype=dtype) if np.ndim(p[i]) else np.full(size, p[i], dtype=dtype)
+                               for p, size in zip(parts, sizes)])
+
+    n_cells = np.concatenate([np.zeros(size, dtype=np.int64) if p[6] is None else p[6] for p, size in zip(parts, sizes)])
+    missing = np.concatenate([np.full(size, p[6] is None) for p, size in zip(parts, sizes)])
+    x, y = column(3, object), column(4, object)
+    if not sizes[0]:  # no cells: the frame concat kept the empty label columns' object dtype
+        x, y = pd.Series(x, dtype=object), pd.Series(y, dtype=object)
+    return pd.DataFrame({
+        "_k": column(0, np.int64), "value": column(1, float), "n": column(2, np.int64), "x": x, "y": y,
+        "agg": column(5, object), "n_cells": pd.arrays.IntegerArray(n_cells, missing), "metric": metric, "mode": mode,
+    })
 
 
 def mark_best(rows: pd.DataFrame, group: Sequence[str], decimals: int = MARK_DECIMALS,
@@ -157,7 +234,8 @@ def mark_best(rows: pd.DataFrame, group: Sequence[str], decimals: int = MARK_DEC
     v = rows["value"].astype(float).round(decimals)
     if ranked is not None:
         v = v.where(np.asarray(ranked, dtype=bool))
-    keys = [rows[c] for c in group]
+    # the groups numbered once (NaN where a key is missing: in no group, as grouping on the keys)
+    keys = rows.groupby(list(group), sort=False).ngroup()
     best = v.groupby(keys, sort=False).transform("max")
     second = v.where(v < best).groupby(keys, sort=False).transform("max")
     members = v.groupby(keys, sort=False).transform("count")
@@ -171,20 +249,30 @@ def evaluation_matrix(
     keys: Sequence[str] = ("backbone", "method"),
     decimals: int = MARK_DECIMALS,
     unmarked: Collection[str] = (),
+    codes: RowCodes | None = None,
 ) -> pd.DataFrame:
     """Every metric's rows, marked, in a stable order (keys, metric order, agg order, y, x).
 
     The mark group is every key but the last (e.g. per backbone, across methods); `unmarked` values
-    of the last key (reference baselines) are shown but not marked (see mark_best)."""
+    of the last key (reference baselines) are shown but not marked (see mark_best). `codes`:
+    scorer.metrics.row_codes.row_codes(frame), when the caller has them (keys backbone, method)."""
     keys = list(keys)
     empty = pd.DataFrame(columns=[*keys, *ROW_COLUMNS[2:]])
     if frame.empty:
         return empty
     # Group on integer codes: every groupby below would otherwise hash the key strings again.
-    code = frame.groupby(keys, sort=False, observed=True, dropna=False).ngroup().to_numpy()
-    first = pd.Series(np.arange(len(frame))).groupby(code).first()
-    key_table = frame[keys].iloc[first.to_numpy()].reset_index(drop=True).assign(_k=first.index.to_numpy())
-    item_code, item_ids = pd.factorize(frame["item_id"])
+    if (codes is not None and keys == ["backbone", "method"] and codes.pair is not None and codes.item is not None
+            and len(codes.pair) == len(frame)):
+        # the same numbers as ngroup / factorize give (in order of first appearance), from the codes
+        code, first_rows = first_appearance(codes.pair)
+        item_code, item_first = first_appearance(codes.item)
+        key_table = frame[keys].iloc[first_rows].reset_index(drop=True).assign(_k=np.arange(len(first_rows)))
+        item_ids = item_first
+    else:
+        code = frame.groupby(keys, sort=False, observed=True, dropna=False).ngroup().to_numpy()
+        first = pd.Series(np.arange(len(frame))).groupby(code).first()
+        key_table = frame[keys].iloc[first.to_numpy()].reset_index(drop=True).assign(_k=first.index.to_numpy())
+        item_code, item_ids = pd.factorize(frame["item_id"])
     work = pd.DataFrame({"_k": code, "item_id": item_code, "mode": frame["mode"].to_numpy(object),
                          "x": frame["x"].to_numpy(object), "y": frame["y"].to_numpy(object)})
     for m, _ in metrics:

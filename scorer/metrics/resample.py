@@ -192,11 +192,17 @@ def transposed(parts: Sequence[np.ndarray]) -> np.ndarray:
     out = np.empty((cols, sum(p.shape[0] for p in parts)), dtype=np.result_type(*parts))
     start = 0
     for p in parts:
-        for i in range(0, p.shape[0], TRANSPOSE_BLOCK_ROWS):
-            block = p[i:i + TRANSPOSE_BLOCK_ROWS]
-            out[:, start:start + block.shape[0]] = block.T
-            start += block.shape[0]
+        transpose_into(p, out, start)
+        start += p.shape[0]
     return out
+
+
+def transpose_into(part: np.ndarray, out: np.ndarray, start: int) -> None:
+    """out[:, start:start + rows] = part.T for a (rows, columns) chunk, in cache-sized blocks (what
+    `transposed` does chunk by chunk, into an array the caller owns and reuses)."""
+    for i in range(0, part.shape[0], TRANSPOSE_BLOCK_ROWS):
+        block = part[i:i + TRANSPOSE_BLOCK_ROWS]
+        out[:, start + i:start + i + block.shape[0]] = block.T
 
 
 def percentile_ci(distribution: np.ndarray, confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, float]:
@@ -205,13 +211,20 @@ def percentile_ci(distribution: np.ndarray, confidence: float = DEFAULT_CONFIDEN
     return float(low[0]), float(high[0])
 
 
-def percentile_rows(dist: np.ndarray, confidence: float = DEFAULT_CONFIDENCE) -> tuple[np.ndarray, np.ndarray]:
+def percentile_rows(dist: np.ndarray, confidence: float = DEFAULT_CONFIDENCE,
+                    in_place: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Each row's percentile interval, as numpy.quantile(row, [α/2, 1 − α/2]) with its default
     linear interpolation (equal to 1e-12, tested). Rows are sorted rather than partitioned: numpy's
-    vectorised sort is four times faster than its selection on 10,000-sample rows (measured)."""
+    vectorised sort is four times faster than its selection on 10,000-sample rows (measured).
+    `in_place`: sort `dist` itself (a C-contiguous float64 array the caller no longer needs in its
+    order), not a copy of it: the same values, without a second array as large."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    rows = np.sort(np.asarray(dist, dtype=float), axis=1)
+    if in_place and isinstance(dist, np.ndarray) and dist.dtype == np.float64 and dist.flags.c_contiguous:
+        dist.sort(axis=1)
+        rows = dist
+    else:
+        rows = np.sort(np.asarray(dist, dtype=float), axis=1)
     n = rows.shape[1]
     alpha = (1 - confidence) / 2
     out = []

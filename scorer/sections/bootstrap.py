@@ -10,6 +10,7 @@ two groups resampled independently (n = Y3 items, n_b = Y1 items). Answerable it
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from scorer.metrics.comparisons import (
@@ -21,6 +22,7 @@ from scorer.metrics.comparisons import (
     scores_by_method,
     slice_members,
 )
+from scorer.metrics.row_codes import RowCodes
 from scorer.model import Y_LABELS
 from scorer.names import method_matches
 from scorer.sections.base import ScoreContext, SectionResult, Table
@@ -31,10 +33,19 @@ NAME = name_of(__name__)
 METRICS = (("judge", "open"), ("em", "mcq"))
 
 
-def method_table(frame: pd.DataFrame) -> dict[str, list[tuple[str, str]]]:
-    """backbone → [(method, display)], computed once."""
+def method_table(frame: pd.DataFrame, codes: RowCodes | None = None) -> dict[str, list[tuple[str, str]]]:
+    """backbone → [(method, display)], computed once. `codes`: row_codes(frame), when the caller
+    has them (the distinct rows are then found on integer codes, in the same order)."""
     out: dict[str, list[tuple[str, str]]] = {}
-    for b, m, d in frame[["backbone", "method", "display"]].drop_duplicates().itertuples(index=False):
+    triples = frame[["backbone", "method", "display"]]
+    display, names = pd.factorize(frame["display"].to_numpy(object)) if codes is not None else (None, ())
+    if codes is not None and codes.pair is not None and not (display < 0).any():
+        # the first row of each distinct (pair, display), in row order: what drop_duplicates keeps
+        first = np.sort(np.unique(codes.pair * max(len(names), 1) + display, return_index=True)[1])
+        triples = triples.iloc[first]
+    else:
+        triples = triples.drop_duplicates()
+    for b, m, d in triples.itertuples(index=False):
         out.setdefault(b, []).append((m, d))
     return out
 

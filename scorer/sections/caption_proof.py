@@ -24,7 +24,7 @@ from scorer.model import X_LABELS, Y_LABELS
 from scorer.names import CAPTION_PROOF_PAIRS
 from scorer.sections.base import ScoreContext, SectionResult, Table
 from scorer.sections.bootstrap import clusters_of, find_method, method_table
-from scorer.sections.methods import answerable_scores
+from scorer.sections.methods import answerable_codes, answerable_scores
 from scorer.sections.registry import name_of
 
 NAME = name_of(__name__)
@@ -49,15 +49,16 @@ def build(ctx: ScoreContext) -> SectionResult:
     plan = PairedPlan(opts.resamples, opts.seed)
     pending = []
     prepared = {}
+    codes = answerable_codes(ctx, frame)  # once for both metrics (and the matrix, in this process)
     for metric, mode in METRICS:
-        labels = item_labels(frame, mode)
+        labels = item_labels(frame, mode, codes)
         xs = sorted({x for v in labels["x"] for x in v if x in X_LABELS})
         ys = sorted({y for v in labels["y"] for y in v if y in Y_LABELS})
-        dense = dense_scores(frame, metric, mode, labels)
+        dense = dense_scores(frame, metric, mode, labels, codes)
         members = slice_masks(dense.labels, caption_slices(xs, ys))  # masks over dense.ids
         cl = None if clusters is None else np.array([clusters.get(i, i) for i in dense.ids], dtype=object)
         prepared[metric] = (dense, members, cl)
-    methods = method_table(frame)
+    methods = method_table(frame, codes)
     for backbone in sorted(methods):
         present = []
         for t, v in wanted:

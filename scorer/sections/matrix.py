@@ -22,9 +22,11 @@ from scorer.sections.base import ScoreContext, SectionResult, Table
 from scorer.sections.methods import (
     FAMILY_ORDER,
     METRIC_TITLES,
+    answerable_codes,
     answerable_scores,
     method_columns,
     n_summary,
+    pair_rows,
     records,
     reference_methods,
     unmarked_methods,
@@ -43,12 +45,15 @@ def build(ctx: ScoreContext) -> SectionResult:
     answerable = answerable_scores(frame)
     if answerable.empty:
         return SectionResult.absent(NAME, "no answerable item has a prediction (answer scores exclude abstention controls)")
-    unmarked = unmarked_methods(answerable, ctx.options)
-    rows = evaluation_matrix(answerable, METRICS, unmarked=unmarked)
+    codes = answerable_codes(ctx, answerable)
+    # each (backbone, method)'s first row; a method's first row among them is its first row in
+    # `answerable`, so the reference and unmarked methods of `meta` are those of `answerable`
+    meta = pair_rows(answerable, codes, ["backbone", "method", "display", "family"])
+    unmarked = unmarked_methods(meta, ctx.options)
+    rows = evaluation_matrix(answerable, METRICS, unmarked=unmarked, codes=codes)
     if rows.empty:
         return SectionResult.absent(NAME, "no prediction has an EM, judge or BLEU-1 score")
-    meta = answerable.drop_duplicates(["backbone", "method"])[["backbone", "method", "display", "family"]]
-    refs = reference_methods(answerable, ctx.options.references)
+    refs = reference_methods(meta, ctx.options.references)
     meta = meta.assign(reference=meta["method"].isin(refs), ranked=~meta["method"].isin(unmarked))
     rows = rows.merge(meta, on=["backbone", "method"], how="left")
     data = records(rows, FIELDS)
@@ -60,13 +65,20 @@ def build(ctx: ScoreContext) -> SectionResult:
         cols = method_columns(meta[meta["backbone"] == backbone])
         tables += _backbone_tables(backbone, by_backbone[backbone], cols)
     warnings = []
-    no_label = np.fromiter((len(x) == 0 or len(y) == 0 for x, y in zip(answerable["x"].tolist(), answerable["y"].tolist())),
-                           dtype=bool, count=len(answerable))
+    no_label = _no_label(answerable["x"].tolist(), answerable["y"].tolist())
     unlabelled = answerable.loc[no_label, "item_id"].nunique() if no_label.any() else 0
     if unlabelled:
         warnings.append(f"{unlabelled} scored item(s) have no X or no Y label: they count in the item-weighted "
                         "mean only, not in cells, marginals or Avg.")
     return SectionResult(NAME, data, tables, warnings=tuple(warnings))
+
+
+def _no_label(xs: list, ys: list) -> np.ndarray:
+    """Per row: no X or no Y label (len(x) == 0 or len(y) == 0), the lengths taken in C."""
+    try:
+        return (np.fromiter(map(len, xs), np.int64, len(xs)) == 0) | (np.fromiter(map(len, ys), np.int64, len(ys)) == 0)
+    except TypeError:  # a label without a length where the other is empty: as `or` does, y then unread
+        return np.fromiter((len(x) == 0 or len(y) == 0 for x, y in zip(xs, ys)), dtype=bool, count=len(xs))
 
 
 def marks_note(rows: Sequence[Mapping], labels: Mapping[str, str]) -> str:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
+from scorer.metrics.row_codes import RowCodes, row_codes
 from scorer.names import DEFAULT_REFERENCES, FAMILIES, is_reference
 
 FAMILY_ORDER = FAMILIES  # table order: textual, multimodal, no visual input, other
@@ -58,6 +60,7 @@ def unmarked_methods(frame: pd.DataFrame, options: Any) -> frozenset[str]:
     return reference_methods(frame, getattr(options, "references", DEFAULT_REFERENCES))
 
 
+ANSWERABLE_CODES = "answerable_codes"  # ctx.memo key
 SCORE_COLUMNS = ("run_key", "backbone", "method", "display", "family", "mode", "item_id", "x", "y", "cluster",
                  "em", "judge", "bleu_1")
 
@@ -69,6 +72,23 @@ def answerable_scores(frame: pd.DataFrame) -> pd.DataFrame:
     if frame.empty:
         return frame[cols]
     return frame.loc[frame["answerable"].to_numpy(bool), cols]
+
+
+def answerable_codes(ctx: Any, frame: pd.DataFrame) -> RowCodes:
+    """row_codes of `frame` = answerable_scores(ctx.frame) (`ctx`: a ScoreContext), computed once
+    per context in this process (ctx.memo): the caption-proof and matrix sections share them."""
+    hit = ctx.memo.get(ANSWERABLE_CODES)
+    if hit is None or len(hit.mode) != len(frame):
+        hit = ctx.memo[ANSWERABLE_CODES] = row_codes(frame)
+    return hit
+
+
+def pair_rows(frame: pd.DataFrame, codes: RowCodes, columns: Sequence[str]) -> pd.DataFrame:
+    """frame.drop_duplicates(["backbone", "method"])[columns] (`codes`: row_codes(frame)): the first
+    row of each (backbone, method), in row order, found on the codes."""
+    if codes.pair is None:
+        return frame.drop_duplicates(["backbone", "method"])[list(columns)]
+    return frame[list(columns)].iloc[np.sort(np.unique(codes.pair, return_index=True)[1])]
 
 
 def records(df: pd.DataFrame, columns: Iterable[str]) -> list[dict]:

@@ -124,6 +124,26 @@ def test_semantic_search_finds_by_meaning(tmp_path: Path, cache: EmbeddingCache)
     assert t.search("doorbell ringing sound") == []  # plain text needs every word
 
 
+def test_semantic_search_built_in_one_thread_answers_in_others(tmp_path: Path) -> None:
+    """The app builds its search index in one worker thread and runs each query in another (Textual's
+    thread pool): the index's embedding cache must answer there, and several queries at once."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    bench = load_benchmark(write_mini_bench(tmp_path / "b"))
+    built: list = []
+    t = threading.Thread(target=lambda: built.append(make_searcher(bench, semantic=True,
+                                                                   cache_path=tmp_path / "c.sqlite")))
+    t.start()
+    t.join()
+    searcher = built[0]
+    with ThreadPoolExecutor(4) as pool:  # new threads, none of them the one that built the index
+        tops = list(pool.map(lambda q: searcher.search(q, limit=3, kind="round")[0].ref,
+                             ["doorbell ringing sound"] * 8 + ["a bell rang at the door"] * 8))
+    assert tops == ["D2:1"] * 16
+    assert searcher.cache.count() >= len(documents(bench)) + 2  # both queries' vectors cached too
+
+
 # Texts the lean encoder (scorer/embed/bert.py) must embed as sentence-transformers does: accents,
 # CJK, emoji, an empty string, and texts longer than the tokenizer file's own 128-token cut and
 # than the model's 256 (sentence_bert_config.json).

@@ -1,4 +1,5 @@
-"""Images for the terminal: which renderer, decode + shrink, half-cell lines, and an LRU cache.
+"""Images for the terminal: which renderer, decode + shrink, pictures (their half-cell lines:
+tui.media.halfcell), and an LRU cache.
 
 Renderer (DESIGN §9): textual-image picks Sixel → Kitty → half-cell by querying the terminal, which
 only works before `App.run()` and only on a real terminal; its Kitty renderer writes to the real
@@ -24,14 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Hashable
 
-import numpy as np
 from PIL import Image, UnidentifiedImageError
-from rich.color import Color, ColorType
-from rich.color_triplet import ColorTriplet
-from rich.segment import Segment
-from rich.style import Style
 from textual.strip import Strip
 
+from tui.media.halfcell import halfcell_strips
 from tui.media.source import MediaError, media_key
 
 HALFCELL, SIXEL, KITTY = "halfcell", "sixel", "kitty"
@@ -204,74 +201,6 @@ def to_fit(im: Image.Image, box: tuple[int, int]) -> Image.Image:
     if w >= rgb.size[0]:  # upscaling tiny images: keep pixels crisp
         return rgb.resize((w, h), Image.Resampling.NEAREST)
     return rgb.resize((w, h), Image.Resampling.BICUBIC, reducing_gap=2.0)
-
-
-# ---------------------------------------------------------------- half-cell
-
-
-_STYLES: dict[tuple[int, int], Style] = {}  # (top, bottom) packed 0xRRGGBB (-1: no bottom) → style
-_COLORS: dict[int, Color] = {}
-_CACHE_MAX = 65536  # each: bounded, photos have many colours
-_HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
-_new = tuple.__new__  # Color and ColorTriplet are NamedTuples: their __new__ without the Python wrapper
-
-
-def _make_colors(rgbs: list[int]) -> list[Color]:
-    """Truecolor Colors of packed 0xRRGGBB values, equal to `Color.from_rgb`'s (name "#rrggbb",
-    TRUECOLOR, the triplet), built for a whole picture at once: the names in one numpy pass, the
-    tuples without NamedTuple's Python-level constructor (a fitted photo has ~10k colours)."""
-    v = np.asarray(rgbs, dtype=np.int64)
-    chars = np.empty((len(rgbs), 7), dtype=np.uint8)
-    chars[:, 0] = ord("#")
-    for k in range(6):
-        chars[:, 1 + k] = _HEX[(v >> (20 - 4 * k)) & 15]
-    text = chars.tobytes().decode("ascii")
-    triplets = np.stack([v >> 16, (v >> 8) & 255, v & 255], axis=1).tolist()
-    tc = ColorType.TRUECOLOR
-    return [_new(Color, (text[7 * i:7 * i + 7], tc, None, _new(ColorTriplet, t))) for i, t in enumerate(triplets)]
-
-
-def halfcell_strips(img: Image.Image) -> list[Strip]:
-    """One Strip per pair of pixel rows: '▀' with the top pixel as colour and the bottom as background.
-
-    Runs of identical cells are merged into one segment, which keeps flat areas cheap to paint. Pixels
-    are packed into integers with numpy and read back as Python lists (never numpy scalars one by
-    one); the colours a picture lacks in the cache are made in one batch. A 1920×1080 photo fitted to
-    120×40 cells, every cell a different colour, stays a few ms once its colours are known.
-    """
-    a = np.asarray(img.convert("RGB"), dtype=np.uint8)
-    h, w = a.shape[0], a.shape[1]
-    packed = (a[..., 0].astype(np.int64) << 16) | (a[..., 1].astype(np.int64) << 8) | a[..., 2]
-    colors = _COLORS
-    missing = [c for c in np.unique(packed).tolist() if c not in colors]
-    if missing:
-        made = _make_colors(missing)
-        if len(colors) + len(made) <= _CACHE_MAX:
-            colors.update(zip(missing, made))
-        else:
-            colors = {**colors, **dict(zip(missing, made))}  # this picture's own, the cache stays bounded
-    styles, from_color = _STYLES, Style.from_color
-    strips: list[Strip] = []
-    change = np.ones(w, dtype=bool)
-    for y in range(0, h, 2):
-        top = packed[y]
-        bottom = packed[y + 1] if y + 1 < h else np.full(w, -1, dtype=np.int64)
-        pair = (top << 25) | (bottom & 0x1FFFFFF)  # one number per cell: where it differs from its left
-        change[1:] = pair[1:] != pair[:-1]
-        starts = np.flatnonzero(change)
-        runs = np.diff(starts, append=w).tolist()
-        at = starts.tolist()
-        segs = []
-        for n, t, b in zip(runs, top[at].tolist(), bottom[at].tolist()):
-            st = styles.get((t, b))
-            if st is None:
-                st = from_color(colors[t], None if b < 0 else colors[b])  # == Style(color=…, bgcolor=…)
-                hash(st)  # computed here, in the worker, not when the UI thread's filters first look it up
-                if len(styles) < _CACHE_MAX:
-                    styles[(t, b)] = st
-            segs.append(_new(Segment, ("▀" * n, st, None)))  # == Segment("▀" * n, st)
-        strips.append(Strip(segs, w))
-    return strips
 
 
 # ---------------------------------------------------------------- pictures + cache

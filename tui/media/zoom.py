@@ -21,6 +21,7 @@ from typing import Hashable
 from PIL import Image
 
 from tui.media import image as img
+from tui.media.halfcell import halfcell_strips
 from tui.media.source import MediaError, media_key
 
 FIT = "fit"
@@ -146,7 +147,7 @@ def exact_picture(im: Image.Image, source_size: tuple[int, int], m: str) -> img.
     """`im` drawn pixel for pixel (already at display size: no refitting)."""
     w, h = im.size
     if m == img.HALFCELL:
-        return img.Picture((w, math.ceil(h / 2)), source_size, m, tuple(img.halfcell_strips(im)))
+        return img.Picture((w, math.ceil(h / 2)), source_size, m, tuple(halfcell_strips(im)))
     cw, ch = img.cell_px()
     return img.Picture((math.ceil(w / cw), math.ceil(h / ch)), source_size, m, image=im)
 

@@ -18,63 +18,33 @@ import asyncio
 import gc
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Container, Horizontal, Vertical, VerticalScroll
 from textual.widgets import Static, Tab, Tabs
+from textual.widgets._tabs import Underline
 
 from scorer.model import Item
 from tui.bases.annotating import AnnotatingScreen
 from tui.casecard import CaseCardError, export_case
+from tui.item_lines import labels_text, options_table, question_text
 from tui.keymap import shown_key
 from tui.messages import OpenCompare, OpenRound
+from tui.preload import warm_later
 from tui.serve_deliver import deliver
 from tui.state import default_pair
 from tui.text import safe
 from tui.widgets.boxes import BlankColumn, BlankRow, BlankScroll
 from tui.widgets.clues import ClueChain
+from tui.widgets.keybar import KeyBar
 from tui.widgets.literal import label
 from tui.widgets.prepared import PreparedCache, show_text
 from tui.widgets.run_panel import VIEWS, RunPanel
+from tui.widgets.picture import PictureView
 from tui.widgets.run_tabs import RunTabs, unique_labels
-from tui.widgets.thumbs import ThumbRow
-
-
-def labels_text(item: Item) -> Text:
-    out = Text()
-    for labels, style in ((item.x, "bold black on cyan"), (item.y, "bold black on magenta")):
-        out.append_text(safe(f" {','.join(sorted(labels)) or '—'} ", style, one_line=True))
-        out.append(" ")
-    out.append(item.mode.upper(), style="bold")
-    if not item.answerable:
-        out.append("  unanswerable (abstention control)", style="bold yellow")
-    return out
-
-
-def question_text(item: Item) -> Text:
-    out = Text("Q ", style="bold cyan")
-    out.append_text(safe(item.question, "bold"))
-    out.append("\nA ", style="bold green")
-    out.append_text(safe(item.answer))
-    if item.explanation:
-        out.append("\nwhy ", style="bold dim")
-        out.append_text(safe(item.explanation, "dim"))
-    return out
-
-
-def options_table(item: Item, rotation: int) -> Text:
-    if not item.rotations:
-        return Text("open-ended (no options)", style="dim")
-    n = len(item.rotations)
-    rot = item.rotations[rotation % n]
-    out = Text.assemble(("options", "bold"), (f" — rotation {rotation % n + 1}/{n} (o cycles)", "dim"))
-    for letter, text in rot.options.items():
-        right = letter == rot.answer
-        out.append(f"\n{'✓' if right else ' '} ", style="bold green")
-        out.append_text(safe(letter, "bold green" if right else "bold", one_line=True))
-        out.append("  ")
-        out.append_text(safe(text, "green" if right else ""))
-    return out
+from tui.widgets.status import StatusLine
+from tui.widgets.thumbs import ImageThumb, MediaThumb, ThumbRow
 
 
 class ItemScreen(AnnotatingScreen):  # the annotation keys and panel: tui/bases/annotating.py
@@ -114,6 +84,7 @@ class ItemScreen(AnnotatingScreen):  # the annotation keys and panel: tui/bases/
         self._stepping = False
         self.shown_key: tuple[str, str] | None = None  # the item whose content is on screen (bench/tests)
         self._texts = PreparedCache(64)  # the gold heads shown and prefetched
+        self._resumed = False  # see _on_screen_resume
 
     @property
     def item(self) -> Item:
@@ -141,6 +112,14 @@ class ItemScreen(AnnotatingScreen):  # the annotation keys and panel: tui/bases/
 
     async def on_mount(self) -> None:
         await self.show_item(self.key)
+
+    def _on_screen_resume(self, event: events.ScreenResume) -> None:
+        # (Textual runs this before Screen's own handler.) Pushed a moment ago, every widget was styled
+        # as it was mounted: Textual would restyle them all once more (~10 ms of the first Enter:
+        # bench/app.py). Later resumes are left as Textual has them.
+        if not self._resumed:
+            self._resumed = True
+            event.refresh_styles = False
 
     # -- showing -----------------------------------------------------------------------------------
     async def show_item(self, key: tuple[str, str]) -> None:
@@ -398,3 +377,10 @@ class ItemScreen(AnnotatingScreen):  # the annotation keys and panel: tui/bases/
             sent = f"\n(not sent to your browser: {err})"
         self.notify("Case card written:\n" + "\n".join(str(p) for p in paths) + sent, title="Export",
                     markup=False, timeout=8)
+
+
+# the CSS of this screen and of every widget class it mounts, parsed while the Items list is read, not
+# on the first Enter (tui.preload; tests/tui/test_preload.py checks that the Enter parses none)
+warm_later(ItemScreen, StatusLine, KeyBar, Static, Container, Horizontal, Vertical, VerticalScroll, BlankRow,
+           BlankColumn, BlankScroll, ClueChain, ThumbRow, ImageThumb, MediaThumb, PictureView, RunTabs, Tabs, Tab,
+           Underline, RunPanel)

@@ -16,6 +16,8 @@ second); a failure filter's kinds are computed once per run, in a thread worker.
 
 from __future__ import annotations
 
+from threading import Thread
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -28,6 +30,7 @@ from scorer.model import MODES, X_LABELS, Y_LABELS
 from tui.bases.items_pickers import ItemsPickers
 from tui.bases.screen import BaseScreen
 from tui.messages import OpenItem, OpenSearch
+from tui.preload import WARM, warm_css
 from tui.rows import SORT_COLUMNS, Filter, ItemRow
 from tui.text import cell, safe
 from tui.widgets.items_table import ItemsTable, middle_cut, right_style, row_key, score_text
@@ -56,6 +59,7 @@ def cycle(options: list, current):
 
 class ItemsScreen(ItemsPickers, BaseScreen):
     WHERE = "Items"
+    warming: Thread | None = None  # the thread parsing the Item screen's CSS (_warm_item_css)
     BINDINGS = [
         Binding("enter", "open", "Open", tooltip="open the highlighted item", id="items.open"),
         Binding("slash", "search", "Search", key_display="/", tooltip="search id, question, answer, options",
@@ -112,6 +116,18 @@ class ItemsScreen(ItemsPickers, BaseScreen):
         self._fit_columns()
         self._apply()
         self.query_one(DataTable).focus()
+
+    def on_screen_resume(self) -> None:
+        # The Item screen's CSS, parsed in a thread while the list is read, for the first Enter (issue
+        # 19): Textual drops what it parsed on every mode switch (App.refresh_css), this one included
+        self.call_after_refresh(self._warm_item_css)
+
+    def _warm_item_css(self) -> None:
+        # a daemon thread of its own: nothing waits for it, and an app quitting meanwhile leaves it be
+        if self.is_attached:
+            self.warming = Thread(target=warm_css, args=(self.app, WARM), name="warm-css",
+                                  daemon=True)
+            self.warming.start()
 
     def _fit_columns(self) -> None:
         """Fixed widths (no per-cell measuring): ids as wide as the longest, the question the rest."""

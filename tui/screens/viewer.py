@@ -264,10 +264,11 @@ class ViewerScreen(BaseScreen):
         return frame_line(self.source, self.frame, self.times, self.playing, self.error)
 
     def _status(self) -> None:
-        self.query_one("#viewer-status", Static).update(self.status_text())
+        # one row each, whatever they say (viewer.tcss): new text repaints them, no relayout of the screen
+        self.query_one("#viewer-status", Static).update(self.status_text(), layout=False)
         if self.current.kind == "video" or self.source is not None:
             self.query_one("#viewer-frame", Static).display = True
-            self.query_one("#viewer-frame", Static).update(self.frame_text())
+            self.query_one("#viewer-frame", Static).update(self.frame_text(), layout=False)
 
     # -- zoom and pan ------------------------------------------------------------------------------
     def _set_view(self, view: zm.View) -> None:

@@ -18,6 +18,8 @@ class KeyBar(Static):
     KeyBar { dock: bottom; height: auto; max-height: 3; background: $panel; color: $text-muted; padding: 0 1; }
     """
 
+    _shown: tuple | None = None  # what the bar shows: its keys, width and rows (see _render_keys)
+
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self._changed)
         self._render_keys()
@@ -34,9 +36,9 @@ class KeyBar(Static):
 
     def _render_keys(self) -> None:
         app = self.app
-        entries: list[Text] = []
         seen: set[str] = set()
         palette = None
+        shown: list[tuple[str, str, bool]] = []
         for key, active in self.screen.active_bindings.items():
             b = active.binding
             if key == app.COMMAND_PALETTE_BINDING:
@@ -45,11 +47,15 @@ class KeyBar(Static):
             if not b.show or not b.description or b.action in seen:
                 continue
             seen.add(b.action)
-            entries.append(Text.assemble((app.get_key_display(b), "bold" if active.enabled else "dim"), " ",
-                                         (b.description, "" if active.enabled else "dim")))
+            shown.append((app.get_key_display(b), b.description, active.enabled))
         # packed by hand, so a line breaks only between entries, never inside one
         width = max(20, self.size.width - 2) if self.size.width else 118
         rows = 1 if app.size.height < SHORT else 3  # a short terminal keeps its lines for the content
+        what = (tuple(shown), None if palette is None else app.get_key_display(palette), width, rows)
+        if what == self._shown:
+            return  # the same keys at the same width (a resize, a refocus): nothing to rebuild or relayout
+        self._shown = what
+        entries = [Text.assemble((k, "bold" if on else "dim"), " ", (d, "" if on else "dim")) for k, d, on in shown]
         tail = Text.assemble((app.get_key_display(palette), "bold"), " palette") if palette is not None else None
         out, line, row, all_shown = Text(no_wrap=True, overflow="ellipsis"), 0, 1, True
         for k, e in enumerate(entries):

@@ -177,3 +177,16 @@ def test_score_frame_recomputes_em_coerces_judge_and_fills_bleu():
     assert np.isnan(empty["bleu_1"][4]) and c2["bleu_1_computed"] == 0
     five, _ = score_frame(frame, answers, judge_levels=5)
     assert list(five["judge"][3:]) == [0.25, 0.75]
+
+
+def test_letter_codes_of_strings_equal_letter_per_value():
+    """_letter_codes factorizes string choices and looks each distinct one up once (issue 19): the
+    codes equal `letter` value by value (odd spellings, invalid strings, missing values), and
+    equal the per-value path where a value is not a string."""
+    from scorer.metrics.answers import _CODE, NO_LETTER, _letter_codes, letter
+
+    values = ["A", "b", " c ", "(D)", "INVALID", "", None, np.nan, "A", "e", "Answer: B", "a"] * 3
+    want = [NO_LETTER if v is None or v != v else _CODE.get(letter(v), NO_LETTER) for v in values]
+    assert _letter_codes(iter(values), len(values)).tolist() == want
+    mixed = [*values, 3, ["A"]]  # a number and a list: the per-value path
+    assert _letter_codes(iter(mixed), len(mixed)).tolist() == [*want, _CODE.get(letter(3), NO_LETTER), NO_LETTER]

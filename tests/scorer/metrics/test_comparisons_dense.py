@@ -108,3 +108,95 @@ def test_slice_masks_equal_each_slices_members():
             want = sl.members(labels)
             assert got[sl].dtype == bool and np.array_equal(got[sl], want), sl
         assert 0 < got[Slice("low", "all")].sum() < len(labels)
+
+
+def _pandas_labels(f: pd.DataFrame, mode: str) -> pd.DataFrame:
+    """item_labels as pandas gives them: the first row of each item among the mode's rows."""
+    lab = f.loc[f["mode"] == mode, ["item_id", "x", "y"]].drop_duplicates("item_id")
+    return lab.assign(x=lab["x"].map(lambda v: v if isinstance(v, tuple) else ()),
+                      y=lab["y"].map(lambda v: v if isinstance(v, tuple) else ()))
+
+
+def test_dense_scores_on_row_codes_equal_the_pandas_path():
+    """dense_scores and item_labels on row codes (issue 19) give what factorizing the kept rows with
+    pandas gives: the same ids, pairs, columns and labels (index included), also where an item's
+    labels differ between its rows (the first one counts), where a key is missing (NaN: the pandas
+    path itself) and where an item has several rows."""
+    from scorer.metrics.comparisons import _dense_scores_pandas, row_codes
+
+    f = frame()
+    f.loc[5, "x"] = ("X4",)  # a later row of the same item with other labels: the first counts
+    f.loc[f["item_id"] == "T1:2", "x"] = None  # not a tuple: no labels
+    g = f.copy()
+    g.loc[9, "backbone"] = np.nan  # a missing key: no pair codes
+    for data in (f, g, f.iloc[::-1]):
+        codes = row_codes(data)
+        for metric, mode in (("judge", "open"), ("em", "mcq")):
+            pd.testing.assert_frame_equal(item_labels(data, mode, codes), _pandas_labels(data, mode))
+            keep = ((data["mode"] == mode) & data[metric].notna()).to_numpy(bool)
+            ref = _dense_scores_pandas(data, metric, mode, keep, None)
+            got = dense_scores(data, metric, mode, codes=codes)
+            assert list(got.ids) == list(ref.ids)
+            assert list(got.columns) == list(ref.columns)
+            for k in ref.columns:
+                assert np.array_equal(got.columns[k], ref.columns[k], equal_nan=True)
+            pd.testing.assert_frame_equal(got.labels, ref.labels)
+    assert row_codes(g).pair is None
+
+
+def test_plan_groups_share_no_buffer():
+    """PairedPlan reuses one set of arrays for every number of units in turn (issue 19): each
+    group's results equal those of a plan holding that group alone (the same products, so equal
+    bit for bit), whatever the order of the groups and with clustered comparisons among them."""
+    rng = np.random.default_rng(11)
+
+    def jobs(n, k, clustered=False):
+        return [(rng.integers(0, 13, n) / 12, rng.integers(0, 13, n) / 12,
+                 [f"c{i % 7}" for i in range(n)] if clustered else None) for _ in range(k)]
+
+    # by number of units; 7: seven items, and 60 items in seven clusters
+    groups = {300: jobs(300, 3), 9: jobs(9, 2), 80: jobs(80, 4), 7: jobs(7, 2) + jobs(60, 2, True)}
+    together = PairedPlan(2000, 3)
+    for name in (9, 300, 7, 80):
+        for j, (a, b, cl) in enumerate(groups[name]):
+            together.add((name, j), a, b, cl)
+    got = together.run()
+    for name, group in groups.items():
+        alone = PairedPlan(2000, 3)
+        for j, (a, b, cl) in enumerate(group):
+            alone.add((name, j), a, b, cl)
+        for key, ci in alone.run().items():
+            assert got[key] == ci, key
+
+
+def test_percentile_rows_in_place_equal_on_a_copy():
+    from scorer.metrics.resample import percentile_rows
+
+    dist = np.random.default_rng(2).integers(0, 37, (5, 1001)) / 37
+    want = percentile_rows(dist.copy())
+    got = percentile_rows(dist, in_place=True)
+    assert all(np.array_equal(w, g) for w, g in zip(want, got))
+    assert np.array_equal(dist, np.sort(dist, axis=1))  # sorted where it lies
+    fortran = np.asfortranarray(np.random.default_rng(3).random((4, 99)))
+    kept = fortran.copy()
+    percentile_rows(fortran, in_place=True)  # not C-contiguous: a sorted copy, the array untouched
+    assert np.array_equal(fortran, kept)
+
+
+def test_plan_in_chunks_equals_plan_in_one():
+    """Where the products come in several chunks (a small max_cells), each chunk's columns land
+    at their resamples in the reused distribution array: on quarter scores (exact sums, so no
+    summation order can show) the CIs equal those computed from one chunk, and paired_diff_ci's."""
+    from scorer.metrics.bootstrap import paired_diff_ci
+
+    rng = np.random.default_rng(12)
+    pairs = [(rng.integers(0, 5, n) / 4, rng.integers(0, 5, n) / 4) for n in (50, 50, 13, 120)]
+    one, chunked = PairedPlan(3000, 8), PairedPlan(3000, 8, max_cells=7_000)
+    for j, (a, b) in enumerate(pairs):
+        one.add(j, a, b)
+        chunked.add(j, a, b)
+    got, want = chunked.run(), one.run()
+    assert got == want
+    for j, (a, b) in enumerate(pairs):
+        ref = paired_diff_ci(a, b, resamples=3000, seed=8)
+        assert (got[j].ci_low, got[j].ci_high, got[j].n) == (ref.ci_low, ref.ci_high, ref.n)

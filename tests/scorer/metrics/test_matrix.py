@@ -221,3 +221,103 @@ def test_section_warns_of_items_without_an_x_or_y_label():
     res = section.build(replace(ctx, frame=f))
     assert res.warnings == (f"{want} scored item(s) have no X or no Y label: they count in the item-weighted "
                             "mean only, not in cells, marginals or Avg.",)
+
+
+def test_matrix_on_row_codes_and_label_loop_equal_pandas():
+    """evaluation_matrix on row codes (issue 19) equals it without, value for value and row for row
+    (unrounded BLEU-like values, where another order of summation would show); the cells of tuple
+    labels (a loop) equal pandas' explode of them; labels that are not tuples of strings take the
+    explode itself."""
+    from scorer.metrics.matrix import _coded_cells, _string_cells, item_cells
+    from scorer.metrics.row_codes import row_codes
+
+    rng = np.random.default_rng(7)
+    rows = []
+    for i in range(300):
+        item, b, m = f"T{rng.integers(1, 4)}:{rng.integers(0, 60)}", f"b{rng.integers(0, 2)}", f"m{rng.integers(0, 5)}"
+        x = tuple(str(v) for v in rng.choice(["X1", "X2", "X3", "X4"], rng.integers(0, 3), replace=False))
+        y = tuple(str(v) for v in rng.choice(["Y1", "Y2", "Y3"], rng.integers(0, 3), replace=False))
+        mode = "mcq" if rng.random() < 0.5 else "open"
+        v = rng.random()
+        rows.append((b, m, mode, item, x, y, v if mode == "mcq" else np.nan, v if mode == "open" else np.nan,
+                     rng.random() if mode == "open" else np.nan))
+    f = frame_from(rows)
+    pd.testing.assert_frame_equal(evaluation_matrix(f, codes=row_codes(f)), evaluation_matrix(f), check_exact=True)
+    labels = f[["item_id", "x", "y"]].assign(item_id=pd.factorize(f["item_id"])[0])  # item codes, as metric_rows has
+    cells = item_cells(labels)
+    ci, cx, cy = _string_cells(labels)
+    assert (ci, cx, cy) == (cells["item_id"].tolist(), cells["x"].tolist(), cells["y"].tolist())
+    odd = labels.assign(x=[["X1"]] + labels["x"].tolist()[1:])  # a list, not a tuple
+    assert _string_cells(odd) is None
+    ids, xc, yc, xs, ys = _coded_cells(odd)
+    cells = item_cells(odd)
+    assert ids.tolist() == cells["item_id"].tolist() and [xs[c] for c in xc] == cells["x"].tolist()
+    assert [ys[c] for c in yc] == cells["y"].tolist()
+
+
+def _metric_rows_by_concat(work: pd.DataFrame, metric: str, mode: str, n_items: int) -> pd.DataFrame:
+    """metric_rows as it was built before issue 19: one pandas frame per aggregate, explode for the
+    cells, drop_duplicates for the labels, then a frame concat (the reference for the arrays)."""
+    from scorer.metrics.matrix import ALL, _first_rows, _mean_n, item_cells
+
+    sel = ((work["mode"] == mode).to_numpy(bool)) & work[metric].notna().to_numpy(bool)
+    k, item, v = work["_k"].to_numpy()[sel], work["item_id"].to_numpy()[sel], work[metric].to_numpy(float)[sel]
+    scores = _mean_n([k, item], v, ["_k", "item"])
+    sk, si, sv = scores["_k"].to_numpy(), scores["item"].to_numpy(), scores["value"].to_numpy()
+    cells = item_cells(work.loc[sel, ["item_id", "x", "y"]].drop_duplicates("item_id"))
+    xs, ys = sorted(set(cells["x"])), sorted(set(cells["y"]))
+    cx = cells["x"].map({v: i for i, v in enumerate(xs)}).to_numpy(np.int64)
+    cy = cells["y"].map({v: i for i, v in enumerate(ys)}).to_numpy(np.int64)
+    ci = cells["item_id"].to_numpy(np.int64)
+    order = np.argsort(si, kind="stable")
+    starts = np.searchsorted(si[order], np.arange(n_items + 1))
+    reps = (starts[1:] - starts[:-1])[ci]
+    ends = np.cumsum(reps)
+    take = order[np.repeat(starts[ci] - (ends - reps), reps) + np.arange(int(ends[-1]) if len(ends) else 0)]
+    lk, li, lv, lx, ly = sk[take], si[take], sv[take], np.repeat(cx, reps), np.repeat(cy, reps)
+    cell = _mean_n([lk, lx, ly], lv, ["_k", "xc", "yc"])
+    cell["x"], cell["y"], cell["agg"] = np.asarray(xs, dtype=object)[cell["xc"]], np.asarray(ys, dtype=object)[cell["yc"]], "cell"
+    parts = [cell.drop(columns=["xc", "yc"])]
+    for axis, codes, names in (("x", lx, xs), ("y", ly, ys)):
+        first = _first_rows([lk, li, codes]) if len(lk) else np.zeros(0, dtype=np.int64)
+        m = _mean_n([lk[first], codes[first]], lv[first], ["_k", "c"])
+        m[axis] = np.asarray(names, dtype=object)[m["c"]]
+        m["y" if axis == "x" else "x"] = ALL
+        m["agg"] = "marginal"
+        parts.append(m.drop(columns=["c"]))
+    g = cell.groupby("_k", sort=False)["value"]
+    macro = pd.DataFrame({"value": g.mean(), "n_cells": g.size()}).reset_index()
+    first = _first_rows([lk, li]) if len(lk) else np.zeros(0, dtype=np.int64)
+    labelled = np.bincount(lk[first].astype(np.int64), minlength=int(macro["_k"].max()) + 1 if len(macro) else 0)
+    macro["n"] = labelled[macro["_k"].to_numpy(np.int64)].astype(np.int64)
+    macro["x"], macro["y"], macro["agg"] = ALL, ALL, "macro"
+    micro = _mean_n([sk], sv, ["_k"])
+    micro["x"], micro["y"], micro["agg"] = ALL, ALL, "micro"
+    out = pd.concat([*parts, macro, micro], ignore_index=True)
+    out["metric"], out["mode"] = metric, mode
+    out["n"] = out["n"].astype(np.int64)
+    out["n_cells"] = out["n_cells"].astype("Int64")
+    return out
+
+
+def test_metric_rows_equal_the_frame_concat():
+    """metric_rows assembles its aggregates from arrays (issue 19): the same frame, value for value
+    (unrounded values) and dtype for dtype, as building a frame per aggregate and concatenating,
+    also where no item has a cell, where labels are not strings and where an item has two rows."""
+    from scorer.metrics.matrix import metric_rows
+
+    rng = np.random.default_rng(9)
+    rows = [("b", f"m{rng.integers(0, 3)}", "mcq", f"T:{rng.integers(0, 40)}",
+             tuple(str(v) for v in rng.choice(["X1", "X2", "X3"], rng.integers(0, 3), replace=False)),
+             tuple(str(v) for v in rng.choice(["Y1", "Y2"], rng.integers(0, 3), replace=False)),
+             rng.random(), np.nan, np.nan) for _ in range(200)]
+    cases = [rows, [r[:4] + ((), ("Y1",)) + r[6:] for r in rows[:5]],  # no cells
+             [r[:4] + ((1,), (2,)) + r[6:] for r in rows[:5]], rows[:1] * 2]
+    for case in cases:
+        f = frame_from(case)
+        item, ids = pd.factorize(f["item_id"])
+        work = pd.DataFrame({"_k": f.groupby(["backbone", "method"], sort=False).ngroup().to_numpy(), "item_id": item,
+                             "mode": f["mode"].to_numpy(object), "x": f["x"].to_numpy(object),
+                             "y": f["y"].to_numpy(object), "em": f["em"].to_numpy(float)})
+        pd.testing.assert_frame_equal(metric_rows(work, "em", "mcq", len(ids)),
+                                      _metric_rows_by_concat(work, "em", "mcq", len(ids)), check_exact=True)

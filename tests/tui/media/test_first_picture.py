@@ -17,6 +17,7 @@ from rich.segment import Segment
 from rich.style import Style
 
 from tests.builders.benchmarks import corrupt_png
+from tui.media import halfcell as hc
 from tui.media import image as img
 from tui.media import zoom as zm
 from tui.media.source import MediaError
@@ -145,14 +146,14 @@ def test_cache_waits_for_a_build_under_way_and_does_not_keep_a_failure():
 
 def test_batch_colours_and_styles_equal_richs():
     rgbs = [0x000000, 0xFFFFFF, 0x0A0B0C, 0x123456, 0xFF0001]
-    for c, rgb in zip(img._make_colors(rgbs), rgbs):
+    for c, rgb in zip(hc._make_colors(rgbs), rgbs):
         ref = Color.from_rgb(rgb >> 16, (rgb >> 8) & 255, rgb & 255)
         assert c == ref and c.name == ref.name and type(c) is Color and c.get_truecolor() == ref.get_truecolor()
     im = Image.fromarray(np.array([[[1, 2, 3], [1, 2, 3], [9, 9, 9]], [[4, 5, 6], [4, 5, 6], [7, 7, 7]],
                                    [[0, 0, 255], [0, 0, 255], [0, 0, 255]]], dtype=np.uint8), "RGB")
-    img._STYLES.clear()
-    img._COLORS.clear()
-    strips = img.halfcell_strips(im)
+    hc._STYLES.clear()
+    hc._COLORS.clear()
+    strips = hc.halfcell_strips(im)
     want = [[Segment("▀▀", Style(color="#010203", bgcolor="#040506")), Segment("▀", Style(color="#090909", bgcolor="#070707"))],
             [Segment("▀▀▀", Style(color="#0000ff"))]]
     assert [list(s._segments) for s in strips] == want

@@ -14,6 +14,7 @@ from PIL import Image
 
 from scorer.model import Media
 from tests.paths import REPO
+from tui.media import halfcell as hc
 from tui.media import image as img
 from tui.media.source import MediaError, local_path, remote_text
 
@@ -77,7 +78,7 @@ def test_halfcell_picture_has_the_right_cells_and_colours(tmp_path):
 
 def test_odd_pixel_rows_leave_the_last_background_empty():
     im = Image.new("RGB", (3, 3), RED)
-    strips = img.halfcell_strips(im)
+    strips = hc.halfcell_strips(im)
     assert len(strips) == 2
     assert colours(strips[1]) == [(RED, None)] * 3
 
