@@ -2,6 +2,7 @@
 (tui.app), so that the first Enter on an item does not pay for it (issue 19: ≤ 150 ms, imports
 included; bench/app.py):
 
+- the half-cell pictures' first-use costs (numpy and rich on that path, 10–20 ms);
 - the modules it imports: the video decoder (PyAV), the audio reader (soundfile), the image codecs
   Pillow loads per format (a quarter of a second and more). An optional extra that is not installed
   is skipped here: where it is used, its absence is reported as it always was;
@@ -19,8 +20,9 @@ MODULES = ("PIL.JpegImagePlugin", "PIL.PngImagePlugin", "PIL.GifImagePlugin", "P
 
 
 def preload(modules: tuple[str, ...] = MODULES) -> list[str]:
-    """Import `modules`; the names imported (those missing or failing are left to their users). Run
-    as a thread worker of the app, it then warms the Item screen's CSS too (warm_css)."""
+    """Import `modules`; the names imported (those missing or failing are left to their users). Then
+    build one tiny half-cell picture (tui.media.halfcell.warm); run as a thread worker of the app, it
+    warms the Item screen's CSS too (warm_css)."""
     done = []
     for name in modules:
         try:
@@ -28,6 +30,9 @@ def preload(modules: tuple[str, ...] = MODULES) -> list[str]:
         except Exception:  # noqa: BLE001 — ImportError, or OSError for a missing libsndfile
             continue
         done.append(name)
+    from tui.media.halfcell import warm as warm_halfcell
+
+    warm_halfcell()  # the half-cell path's first-use costs, not the first picture's (the viewer, a thumbnail)
     from textual.app import App
     from textual.worker import NoActiveWorker, get_current_worker
 

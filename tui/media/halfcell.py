@@ -143,3 +143,11 @@ def _styles_for(keys: np.ndarray) -> dict[int, Style]:
         styles.update(zip(missing, made_styles))
         return styles
     return {**styles, **dict(zip(missing, made_styles))}
+
+
+def warm() -> None:
+    """Build the lines of a tiny picture once (tui.preload, after the first screen): numpy's and
+    rich's first-use costs on this path, 10–20 ms measured, are then not paid by the first picture a
+    user opens. It leaves its few colours and styles in the caches (removing them could race with a
+    picture being built in another worker)."""
+    halfcell_strips(Image.frombytes("RGB", (4, 3), bytes(range(36))))
