@@ -13,7 +13,6 @@ No Textual here but the Strip type the half-cell renderer builds; thread-safe, f
 from __future__ import annotations
 
 import math
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Hashable
@@ -163,8 +162,8 @@ def fit_picture(path: Path, cells: tuple[int, int]) -> img.Picture:
     """The whole of `path` fitted to `cells`. A JPEG not yet decoded at full resolution is decoded at
     1/2–1/8 scale for it, so the viewer's first picture does not wait for the full decode that
     magnification needs (the viewer fetches that next, in the background). Any other format cannot be
-    decoded smaller: it is decoded once, at full resolution, into the source cache (or the decode
-    `start` began is waited for), and fitted from there, as zoom steps later magnify from it."""
+    decoded smaller: it is decoded once, at full resolution, into the source cache (or a decode under
+    way, a thumbnail's, is waited for), and fitted from there, as zoom steps later magnify from it."""
     fkey = media_key(path)
     skey = ("src",) + fkey
     if SOURCES.peek(skey) is None and not SOURCES.building(skey) and reduces(path):
@@ -216,22 +215,6 @@ def reduces(path: Path) -> bool:
             return type(im).draft is not Image.Image.draft  # only JPEG (and MPO) implement it
     except Exception:
         return False
-
-
-def start(path: Path) -> None:
-    """Begin decoding `path` for the viewer now, in a thread of its own, when it is requested (before
-    its screen is even laid out): a format without reduced decoding (PNG, …) is decoded into the
-    source cache, where `fit_picture` (and every zoom step) waits for it instead of decoding it again.
-    A JPEG's reduced decode needs the picture box: it waits for `fit_picture`. Never raises."""
-
-    def work() -> None:
-        try:
-            if not reduces(path):
-                load_source(path)
-        except Exception:  # MediaError or worse: the picture box says what is wrong with the file
-            pass
-
-    threading.Thread(target=work, name="memscope-decode", daemon=True).start()
 
 
 def load_source(path: Path) -> tuple[Hashable, Image.Image]:
