@@ -47,7 +47,7 @@ def _one_blas_thread():
     return threadpool_limits(limits=1)
 
 
-def _claim_from(queues: Sequence[tuple[Any, Sequence[int]]]) -> int | None:
+def claim_from(queues: Sequence[tuple[Any, Sequence[int]]]) -> int | None:
     """The next unclaimed item of the first queue that has one ((shared counter, item order) pairs,
     shared by every process forked from here); None when all are taken."""
     for counter, order in queues:
@@ -65,17 +65,18 @@ def _left(queue: tuple[Any, Sequence[int]]) -> bool:
         return counter.value < len(order)
 
 
-def _fork_child(queues: Sequence[tuple[Any, Sequence[int]]], func: Callable[[Any], Any], items: Sequence[Any],
-                folder: str) -> int:
+def fork_child(queues: Sequence[tuple[Any, Sequence[int]]], func: Callable[[Any], Any], items: Sequence[Any],
+               folder: str, one_blas_thread: bool = True) -> int:
     """Fork a process that computes the items it claims from `queues`, each result pickled into
-    `folder`/<index>.pkl (a file, not a pipe: nothing waits for the parent to read); its pid."""
+    `folder`/<index>.pkl (a file, not a pipe: nothing waits for the parent to read); its pid.
+    `one_blas_thread`: limit numpy's BLAS to one thread there (work that uses none skips it)."""
     pid = os.fork()
     if pid:
         return pid
     code = 0
     try:  # the child: never returns into the caller's code
-        limits = _one_blas_thread()  # noqa: F841 — kept for the child's whole life
-        while (i := _claim_from(queues)) is not None:
+        limits = _one_blas_thread() if one_blas_thread else None  # noqa: F841 — kept for the child's whole life
+        while (i := claim_from(queues)) is not None:
             try:
                 blob = pickle.dumps(func(items[i]), protocol=pickle.HIGHEST_PROTOCOL)
             except Exception:  # noqa: BLE001 — recomputed by the parent, which raises it properly
@@ -124,7 +125,7 @@ def fork_staged(func: Callable[[Any], Any], items: Sequence[Any], workers: int, 
         gc.freeze()  # the children's collector leaves the parent's objects (and their pages) alone
         try:
             for _ in range(workers - 1):
-                running.add(_fork_child(queues, func, items, folder))
+                running.add(fork_child(queues, func, items, folder))
         except OSError:  # cannot fork (resources): this process computes what is left
             pass
 
@@ -138,8 +139,12 @@ def fork_staged(func: Callable[[Any], Any], items: Sequence[Any], workers: int, 
             spawn([now])
         if stage is not None:
             stage()
+        if len(later) > 1:
+            # The shared data is ready: helpers for its items now, beside those still on `first`
+            # (a few more processes than cores for a moment, rather than a tail run by one).
+            spawn([after, now])
         with threadpool_limits(limits=1):  # one BLAS thread each, as in the forked processes
-            while (i := _claim_from([after, now])) is not None:
+            while (i := claim_from([after, now])) is not None:
                 reap()
                 if not running and _left(after):  # the others are done: helpers for what waits
                     spawn([after, now])

@@ -4,12 +4,9 @@ every table of a MemEye-style paper from runs and annotations. Without --out, th
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
-
-from rich.console import Console
-from rich.markup import escape
-from rich.text import Text
 
 from scorer.commands import check_bounds
 from scorer.errors import UserError
@@ -128,13 +125,29 @@ def options_from(args: argparse.Namespace) -> ScoreOptions:
                         recompute_text_metrics=args.recompute_text_metrics, extra=extra)
 
 
+# Environment variables with which rich treats a stream that is not a terminal as one.
+_FORCED_TERMINAL = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
+
+
+def _printer() -> None:
+    """Import rich's console (40 ms): done while the runs are read, not before or after."""
+    import rich.console  # noqa: F401
+    import rich.text  # noqa: F401
+
+
 class _Progress:
-    """A rich progress bar on stderr while scoring (only when stderr is a terminal)."""
+    """A rich progress bar on stderr while scoring (only when stderr is a terminal). rich is only
+    imported here when it may be one: otherwise the runs are read first (scorer.scoring.score
+    imports it meanwhile)."""
 
     def __init__(self) -> None:
-        self.console = Console(stderr=True)
         self.bar = None
         self.task = None
+        if not (sys.stderr.isatty() or any(os.environ.get(v) is not None for v in _FORCED_TERMINAL)):
+            return
+        from rich.console import Console
+
+        self.console = Console(stderr=True)
         if self.console.is_terminal:
             from rich.progress import (
                 BarColumn,
@@ -161,6 +174,8 @@ class _Progress:
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if self.bar is not None:
+            from rich.markup import escape
+
             self.bar.update(self.task, description=escape(plain(stage)), completed=done, total=max(total, 1), refresh=True)
 
 
@@ -185,7 +200,10 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"{args.db}: no such annotation database")
     with _Progress() as progress:
         report = score(args.bench, args.runs, db=args.db, options=options, sections=sections,
-                       allow_outside_root=args.allow_outside_root, progress=progress)
+                       allow_outside_root=args.allow_outside_root, progress=progress, while_reading=_printer)
+    from rich.console import Console
+    from rich.text import Text
+
     if args.out:
         from scorer.report.write import write_report
 

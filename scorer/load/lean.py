@@ -103,8 +103,8 @@ class _Runtime(msgspec.Struct):
 
 # With the evidence sections (scorer.load.joined_rows.EVIDENCE_FIELDS): the same fields, and what
 # those sections read, in the same single parse. The retrieval logs are kept as their JSON text
-# (msgspec.Raw: not parsed here), to be written into the chunk's evidence JSON
-# (scorer.load.joined_rows.evidence_json) and parsed only when the sections read them.
+# (msgspec.Raw: not parsed with the row), written into each row's lists JSON and parsed once there
+# for the evidence arrays (scorer.load.joined_rows.evidence_segment).
 _EvRow = msgspec.defstruct("_EvRow", [
     *((name, Any, None) for name in ("task", "mode", "idx", "question", "gt", "pred", "valid_choice", "abstained",
                                      "choice", "question_id")),

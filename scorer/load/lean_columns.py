@@ -13,7 +13,7 @@ import numpy as np
 
 from scorer.load.frame import COLUMNS
 from scorer.load.join import logged_question, question_id_of, question_matches
-from scorer.load.joined_rows import EvidenceRows, JoinedRows, evidence_json, evidence_of_dict
+from scorer.load.joined_rows import EvidenceRows, JoinedRows, evidence_dicts, evidence_segment
 from scorer.load.row_checks import SCORE_FIELDS
 from scorer.model import X_LABELS, Y_LABELS, Benchmark, Item, Run
 from scorer.model.rows import SHARED_LETTERS, choices_of_row, num, row_text
@@ -95,7 +95,10 @@ class Columns:
             self.arrays[c].extend(other.arrays[c])
 
     def state(self) -> tuple:
-        return self.runs, self.lists, self.arrays
+        """What from_state rebuilds, sent from a reader worker: each column's arrays joined into one
+        (pickling thousands of small arrays costs more than the rows they hold)."""
+        arrays = {c: [np.concatenate(v)] if len(v) > 1 else v for c, v in self.arrays.items()}
+        return self.runs, self.lists, arrays
 
     @classmethod
     def from_state(cls, state: tuple) -> Columns:
@@ -202,7 +205,7 @@ def row_columns(rows: list, lines: list[int], run: Run, names: Mapping[str, str]
     if evidence:
         # The evidence fields of each kept row, and the item the gates section joins an MCQ row to
         # (by "<task>:<idx>" only, as scorer.metrics.gates does).
-        ev_rows: bytes | list = evidence_json(rows, keep) if fast else [evidence_of_dict(rows[i]) for i in keep]
+        ev_rows = evidence_segment(rows, keep) if fast else evidence_dicts(rows, keep)
         by_id = table.mcq_by_id
         gate_pos = np.array([by_id.get(f"{tasks[i]}:{idxs[i]}", by_id.get(f"{task}:{idxs[i]}", -1))
                              if modes[i] == "mcq" else -1 for i in keep], dtype=np.int64)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -60,6 +60,24 @@ def _explicit(raw: list) -> tuple[list[str], list[Any]]:
                 ids.append(rid)
                 scores.append(entry.get("score"))
     return ids, scores
+
+
+Logged = tuple[tuple[list[str], list[Any]] | None, tuple[str, ...] | None]  # (ranking, delivered)
+
+
+def logged_lists(row: Mapping[str, Any], delivered: Callable[[], tuple[str, ...] | None],
+                 ranking: Callable[[], tuple[list[str], list[Any]] | None] | None = None) -> Logged | None:
+    """What a row logged for the evidence arrays: (its ranking as ranking_of reads it, or None; its
+    delivered list, `delivered()`, or None), or None when it has none of the fields either is read
+    from (`delivered` gives the row's Prediction.delivered: called only where it can be logged;
+    `ranking`, if given, gives ranking_of(row) by other means)."""
+    if "retrieved" in row or "method_runtime" in row:
+        return ranking_of(row) if ranking is None else ranking(), delivered()
+    if "delivered" in row or "context_round_ids" in row or "history_source" in row:
+        d = delivered()
+        if d is not None:
+            return None, d
+    return None
 
 
 _PLAIN = {float, int, bool, type(None)}  # numpy reads these as num() does (None as NaN)
@@ -247,16 +265,16 @@ def flat_evidence(rows: Sequence[tuple[Task, Item, Mapping[str, Any] | None, Seq
             s = slots[id(item)] = len(items)
             items.append((task, item))
         item_of.append(s)
-    logged = [(i, raw, delivered) for i, (_, _, raw, delivered) in enumerate(rows)
+    logged = [(i, None if raw is None else ranking_of(raw), delivered) for i, (_, _, raw, delivered) in enumerate(rows)
               if raw is not None or delivered is not None]
     return flat_arrays(items, item_of, logged)
 
 
 def flat_arrays(items: Sequence[tuple[Task, Item]], item_of: Sequence[int] | np.ndarray,
-                logged: Iterable[tuple[int, Mapping[str, Any] | None, Sequence[str] | None]]) -> FlatEvidence:
+                logged: Iterable[tuple[int, tuple[list[str], list[Any]] | None, Sequence[str] | None]]) -> FlatEvidence:
     """The arrays of rows 0…len(item_of)-1, row i answering items[item_of[i]]. `logged` holds, in row
-    order, every row that may have logged a list: (row, its fields or None when it logged no
-    ranking, its delivered list or None); the other rows logged neither."""
+    order, every row that may have logged a list: (row, its ranking as ranking_of reads it or None,
+    its delivered list or None); the other rows logged neither."""
     codes = Codes()
     facts_of = [item_facts(task, item, codes) for task, item in items]
     row_slot = np.asarray(item_of, dtype=np.int64)
@@ -270,9 +288,8 @@ def flat_arrays(items: Sequence[tuple[Task, Item]], item_of: Sequence[int] | np.
     d_rows: list[int] = []
     slot_list = row_slot.tolist()
     e_repeats = d_repeats = False  # a list names a round twice (deduplicated below)
-    for i, raw, delivered in logged:
+    for i, ranking, delivered in logged:
         task = items[slot_list[i]][0]
-        ranking = None if raw is None else ranking_of(raw)
         if ranking is not None:
             ids, sc = ranking
             c = codes.code_all(task, ids)

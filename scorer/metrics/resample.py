@@ -158,24 +158,23 @@ def resample_code_counts(
         yield np.bincount(drawn.ravel(), minlength=rows * n_codes).reshape(rows, n_codes).astype(float)
 
 
-# Multiply-adds below which one_blas_thread leaves the thread count alone (not worth its ~2 ms).
-ONE_THREAD_MIN_WORK = 1 << 24
+_BLAS: list = []  # the process's threadpoolctl controller, made once (inspecting the libraries takes ms)
 
 
 @contextmanager
-def one_blas_thread(work: float) -> Iterator[None]:
-    """Run the enclosed matrix products (`work` multiply-adds in all) on one BLAS thread. Each
-    product here (resamples × units counts @ units × comparisons) takes milliseconds; a second BLAS
-    thread spin-waits between them, which on two shared cores doubled the CPU time of a report's
-    bootstrap and lengthened its wall time too (measured, issue 19). A product's values do not
-    depend on the thread count (OpenBLAS splits rows and columns among threads, never the sum;
-    tested). Forked section workers already run on one BLAS thread (scorer.forked)."""
-    if work < ONE_THREAD_MIN_WORK:
-        yield
-        return
-    from threadpoolctl import threadpool_limits
+def one_blas_thread(work: float | None = None) -> Iterator[None]:
+    """Run the enclosed matrix products on one BLAS thread. A product's values depend on the thread
+    count with some BLAS builds (OpenBLAS 0.3.31 sums in another order on two threads: results
+    differ in the 14th digit, measured), so every product the scorer makes runs on one thread, in
+    this process and in forked section workers (scorer.forked) alike: a report's values do not
+    depend on the machine's cores. It is also faster here: a second BLAS thread spin-waits between
+    products of a few milliseconds, which on two shared cores doubled the CPU time of a report's
+    bootstrap (measured, issue 19). `work` (multiply-adds) is accepted for callers that state it."""
+    if not _BLAS:
+        from threadpoolctl import ThreadpoolController
 
-    with threadpool_limits(limits=1, user_api="blas"):
+        _BLAS.append(ThreadpoolController())
+    with _BLAS[0].limit(limits=1, user_api="blas"):
         yield
 
 

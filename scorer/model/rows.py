@@ -131,6 +131,16 @@ def retrieved_of(row: Mapping[str, Any]) -> tuple[Retrieved, ...] | None:
     return found if found is not None else _upstream_retrieved(row.get("method_runtime"))
 
 
+def history_source_of(row: Mapping[str, Any]) -> str | None:
+    """How the run built the reader's history: the row's `history_source`, else its
+    `method_runtime.history_source` (text only)."""
+    hs = row.get("history_source")
+    if hs is None:
+        runtime = row.get("method_runtime")
+        hs = runtime.get("history_source") if type(runtime) is dict else None
+    return hs if type(hs) is str else None
+
+
 def delivered_of(row: Mapping[str, Any], history_source: str | None) -> tuple[str, ...] | None:
     """The round ids placed in the reader's request, from (first that is there): our `delivered`;
     upstream semantic-RAG `method_runtime.selected_round_ids`; upstream `context_round_ids` (every

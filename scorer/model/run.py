@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from scorer.model.frozen import empty
-from scorer.model.rows import Retrieved, RotationResult, delivered_of, num, retrieved_of, rotations_of, row_text
+from scorer.model.rows import (Retrieved, RotationResult, delivered_of, history_source_of, num, retrieved_of,
+                               rotations_of, row_text)
 
 
 def _of_type(v: Any, t: type) -> Any:
@@ -47,11 +48,7 @@ class Prediction:
 
     @property
     def history_source(self) -> str | None:
-        hs = self.raw.get("history_source")
-        if hs is None:
-            runtime = self.raw.get("method_runtime")
-            hs = runtime.get("history_source") if type(runtime) is dict else None
-        return hs if type(hs) is str else None
+        return history_source_of(self.raw)
 
     @property
     def item_id(self) -> str:

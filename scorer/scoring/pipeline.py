@@ -8,8 +8,9 @@ third of a second) import in this process while forked workers read the runs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from scorer.errors import UserError
 from scorer.model import Benchmark, Run
@@ -29,12 +30,15 @@ def score(
     lean: bool | None = None,
     allow_outside_root: bool = False,
     progress: Progress | None = None,
+    while_reading: Callable[[], Any] | None = None,
 ) -> Report:
     """Score a benchmark's runs (and annotations). `bench` and `runs` are paths, or already loaded
     (a Benchmark; Run objects as scorer.load.runs.load_runs reads them): the app scores what it
     has. `sections`: names (None: all); an unknown name is a UserError listing the known ones.
     `lean` (paths only): None = the lean reader exactly when no chosen section needs raw rows;
-    True/False force it (True with a raw-needing section is an error)."""
+    True/False force it (True with a raw-needing section is an error). `while_reading`, if given, is
+    called once in this process, while forked workers read the runs where they do (the command
+    line imports its printer there)."""
     options = options or ScoreOptions()
     chosen = select(sections)
     raw = [s.name for s in chosen if s.raw]
@@ -46,13 +50,19 @@ def score(
     if (not raw if lean is None else lean) and not loaded:
         # Read the runs while the section modules load.
         ctx, inputs, warnings = build_context(bench, runs, db, options, False, allow_outside_root, progress,
-                                              meanwhile=lambda: [s.load() for s in chosen],
+                                              meanwhile=lambda: _meanwhile(chosen, while_reading),
                                               evidence=any(s.evidence for s in chosen))
     else:
-        for s in chosen:
-            s.load()
+        _meanwhile(chosen, while_reading)
         ctx, inputs, warnings = build_context(bench, runs, db, options, True, allow_outside_root, progress)
     return _report(ctx, inputs, warnings, chosen, sections is not None, progress)
+
+
+def _meanwhile(chosen: Sequence[Section], also: Callable[[], Any] | None) -> None:
+    for s in chosen:
+        s.load()
+    if also is not None:
+        also()
 
 
 def _report(ctx, inputs: dict, warnings: list[str], chosen: Sequence[Section], selected: bool,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from scorer.forked import fork_staged, worker_count
+from scorer.metrics.resample import one_blas_thread
 from scorer.sections.base import ScoreContext, SectionResult
 from scorer.sections.registry import Section
 
@@ -45,10 +46,11 @@ def run_sections(ctx: ScoreContext, sections: Sequence[Section],
         out = fork_staged(lambda mod: mod.build(ctx), modules, workers, first, later, stage)
     else:
         out = []
-        for i, (section, mod) in enumerate(zip(sections, modules)):
-            if progress:
-                progress(f"section {section.name}", i, len(sections))
-            out.append(mod.build(ctx))
+        with one_blas_thread():  # as fork_staged runs each process: values independent of the cores
+            for i, (section, mod) in enumerate(zip(sections, modules)):
+                if progress:
+                    progress(f"section {section.name}", i, len(sections))
+                out.append(mod.build(ctx))
     if progress:
         progress("done", len(sections), len(sections))
     return out

@@ -20,11 +20,11 @@ from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 import numpy as np
 
 from scorer.load.lean import joined_from_runs
-from scorer.load.joined_rows import JOINED, JoinedRows
+from scorer.load.joined_rows import JOINED, LIST_FIELDS, JoinedRows, same_lists
 from scorer.load.lean_columns import ItemTable
 from scorer.load.runs import gc_paused
 from scorer.metrics.answers import coerce_judge, mcq_em
-from scorer.metrics.evidence_flat import FlatEvidence, flat_arrays
+from scorer.metrics.evidence_flat import FlatEvidence, Logged, flat_arrays, logged_lists
 from scorer.metrics.evidence_at_k import AtK, at_k
 from scorer.model.rows import choices_of_row
 from scorer.model import Item, Prediction, Task
@@ -118,7 +118,8 @@ def flat(ctx: ScoreContext) -> FlatEvidence:
     if hit is None:
         records = collect(ctx)[0]
         with gc_paused():
-            hit = ctx.memo["evidence_flat"] = flat_of(records, ctx.memo.get("evidence_item_pos"))
+            hit = ctx.memo["evidence_flat"] = flat_of(records, ctx.memo.get("evidence_item_pos"),
+                                                      ctx.memo.get("evidence_logged"))
         _FLAT.clear()  # the latest context's only, as _GROUPS
         _FLAT[id(records)] = (records, hit)
     return hit
@@ -135,27 +136,21 @@ def flat_for(records: Sequence[Record]) -> FlatEvidence:
     return flat_of(records)
 
 
-def flat_of(records: Sequence[Record], item_pos: np.ndarray | None = None) -> FlatEvidence:
+def flat_of(records: Sequence[Record], item_pos: np.ndarray | None = None,
+            logged: Sequence[Logged | None] | None = None) -> FlatEvidence:
     """flat_arrays of the records; `item_pos` (optional) numbers their items (equal positions, one
-    item), as the joined rows do."""
+    item), as the joined rows do; `logged` (optional): what each record's row logged, as
+    logged_lists gives it (the lean reader's workers parse it), else parsed here."""
     if item_pos is None:
         slots: dict[int, int] = {}
         item_pos = np.fromiter((slots.setdefault(id(r.item), len(slots)) for r in records), dtype=np.int64,
                                count=len(records))
     _, first, item_of = np.unique(item_pos, return_index=True, return_inverse=True)  # first: each item's first record
     items = [(records[i].task, records[i].item) for i in first.tolist()]
-    preds = [r.prediction for r in records]
-    logged = []
-    # only a row with one of these fields can have logged a list (scorer.model.rows)
-    for i, p in enumerate(preds):
-        raw = p.raw
-        if "retrieved" in raw or "method_runtime" in raw:
-            logged.append((i, raw, p.delivered))
-        elif "delivered" in raw or "context_round_ids" in raw or "history_source" in raw:
-            delivered = p.delivered
-            if delivered is not None:
-                logged.append((i, None, delivered))
-    return flat_arrays(items, item_of.reshape(-1), logged)
+    if logged is None:
+        logged = [logged_lists(p.raw, lambda p=p: p.delivered) for p in (r.prediction for r in records)]
+    rows = [(i, lg[0], lg[1]) for i, lg in enumerate(logged) if lg is not None]
+    return flat_arrays(items, item_of.reshape(-1), rows)
 
 
 def at(ctx: ScoreContext, k: int) -> AtK:
@@ -213,6 +208,9 @@ def _collect(ctx: ScoreContext) -> tuple[list[Record], list[str]]:
     # Column by column (C-speed maps), then one Record per chosen row.
     item_pos = j.item[chosen]
     ctx.memo["evidence_item_pos"] = item_pos  # the records' items, numbered (scorer.metrics.evidence_flat)
+    logged = j.logged
+    if logged is not None:  # what each record's row logged, parsed by the reader's workers
+        ctx.memo["evidence_logged"] = list(map(logged.__getitem__, chosen))
     items = list(map(j.items.__getitem__, item_pos.tolist()))
     run_of = j.run[chosen].tolist()
     backbones, methods, displays, configs = (list(map(col.__getitem__, run_of)) for col in zip(*per_run))
@@ -309,7 +307,8 @@ def mirrored_modes(records: Sequence[Record], any_logged: Sequence[bool] | None 
             if q is None:
                 break
             p = r.prediction
-            if _logged_fields(p) != _logged_fields(q):  # the same logged fields read the same lists
+            # the same logged fields (or the same JSON text of them) read the same lists
+            if not same_lists(p.raw, q.raw) and _logged_fields(p) != _logged_fields(q):
                 log = _log(p)
                 if log != _log(q):
                     break
@@ -319,10 +318,10 @@ def mirrored_modes(records: Sequence[Record], any_logged: Sequence[bool] | None 
 
 
 def _logged_fields(p) -> tuple:
-    """The row fields scorer.model.rows reads a row's retrieved and delivered lists from."""
-    raw = p.raw
-    return (raw.get("retrieved"), raw.get("method_runtime"), raw.get("delivered"), raw.get("context_round_ids"),
-            raw.get("clue_rounds"), raw.get("history_source"))
+    """The row fields scorer.model.rows reads a row's retrieved and delivered lists from (the lean
+    reader's LIST_FIELDS, which same_lists compares as one JSON text)."""
+    get = p.raw.get
+    return tuple([get(k) for k in LIST_FIELDS])
 
 
 def _log(p) -> tuple:

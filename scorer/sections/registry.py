@@ -55,9 +55,9 @@ SECTIONS: tuple[Section, ...] = (
     Section("caption_proof", _S + "caption_proof", "Caption-proof gain", cost=7),
     Section("evidence", _S + "evidence", "Evidence diagnostics", evidence=True, required=True),  # retrieved, delivered
     Section("evidence_curve", _S + "evidence_curve", "Recall@K curve", evidence=True),  # ranked retrieved lists
-    Section("recency", _S + "recency", "Recency counterfactual", evidence=True),  # ranked retrieved lists, re-ranked
+    Section("recency", _S + "recency", "Recency counterfactual", evidence=True, cost=4),  # ranked lists, re-ranked
     Section("delivery", _S + "delivery", "Delivery and chains", evidence=True),  # retrieved, delivered
-    Section("abstention", _S + "abstention", "Abstention", evidence=True, required=True),  # each rotation's choice
+    Section("abstention", _S + "abstention", "Abstention", evidence=True, required=True, cost=3),  # each rotation's choice
     Section("oracle_evidence", _S + "oracle_evidence", "Oracle-evidence validation"),
     Section("gates", _S + "gates", "Validation gates", evidence=True),  # per-rotation results
     # MOSAIC's paired diagnosis (runs' declared conditions; the joined records' retrieved and delivered for Chain)

@@ -4,6 +4,7 @@ the general path, and rows the fast schema does not fit fall back to the general
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -134,13 +135,18 @@ def test_parts_are_contiguous_and_balanced_by_bytes(tmp_path):
 
 
 def test_evidence_rows_read_as_json_are_the_rows_evidence_dicts(tmp_path):
-    """The fast schema keeps the retrieval logs as their JSON text and each chunk's evidence as one
-    JSON text (sent from a worker as bytes, decoded when the sections first read it): the dicts
-    decoded are the ones built field by field from the parsed row (_evidence_of_struct), for rows
-    that log nulls, omit fields, nest objects or log lists of any kind."""
+    """The fast schema keeps the retrieval logs as their JSON text; a worker writes each chunk's
+    answer fields as one JSON text and each row's lists as its own (sent as bytes, read when a
+    section first asks): the rows read back are the dicts built field by field from the parsed row
+    (_evidence_of_struct), for rows that log nulls, omit fields, nest objects or log lists of any
+    kind; and what the worker parsed for the evidence arrays is what logged_lists reads from those
+    dicts, a Prediction over them giving the delivered list."""
     import msgspec
 
-    from scorer.load.joined_rows import EVIDENCE_FIELDS, ROTATION_FIELDS, RUNTIME_FIELDS, EvidenceRows, evidence_json
+    from scorer.load.joined_rows import (EVIDENCE_FIELDS, ROTATION_FIELDS, RUNTIME_FIELDS, EvidenceRows, LazyRow,
+                                         evidence_segment)
+    from scorer.metrics.evidence_flat import logged_lists
+    from scorer.model import Prediction
 
     # The reference: every field parsed (no JSON text kept), the dict built field by field.
     whole = msgspec.defstruct("Whole", [(f.name, Any if f.type is msgspec.Raw else f.type, None)
@@ -154,28 +160,79 @@ def test_evidence_rows_read_as_json_are_the_rows_evidence_dicts(tmp_path):
             ev["method_runtime"] = {k: getattr(row.method_runtime, k) for k in RUNTIME_FIELDS}
         return ev
 
-
+    runtime = {"seed_round_ids": ["D3:1", 7, "D3:2"], "top_candidates": [{"round_id": "D3:1", "score": 2}, "x"],
+               "other": [1, 2]}
     rows = [
         {"idx": 1, "mode": "mcq", "retrieved": [{"round": "D1:1", "score": 0.5, "recency_age": 3}, "D2:2"],
          "delivered": ["D1:1"], "clue_rounds": ["D1:1"], "history_source": "retrieval", "em": 1,
          "rotations": [{"rotation_idx": 0, "choice": "A", "correct_position": "A", "em": 1.0, "usage": {"n": 1}},
                        {"choice": None}], "pred": "A", "choice": "A", "abstained": False},
         {"idx": 2, "mode": "open", "retrieved": None, "delivered": None, "context_round_ids": [],
-         "method_runtime": {"seed_round_ids": ["D3:1"], "top_candidates": [{"round_id": "D3:1", "score": 2}],
-                            "other": [1, 2]}, "judge": 0.5, "pred": "x" * 40},
+         "method_runtime": runtime, "judge": 0.5, "pred": "x" * 40},
         {"idx": 3, "mode": "open", "retrieved": "not a list", "clue_rounds": {"odd": [1, "two", None]},
          "history_source": None, "judge": True, "method_runtime": None, "pred": ""},
         {"idx": 4, "mode": "open"},
         {"idx": 5, "mode": "open", "delivered": [1, "D1:2", {"r": 2.5e-300}], "retrieved": [[], {}, 12345678901234]},
+        # the usual log (read in C), with a repeat, an entry without a score and a round named twice
+        {"idx": 6, "mode": "open", "retrieved": [{"round": "D1:1", "score": 0.9}, {"round": "D1:2"},
+                                                 {"round": "x", "round": "D1:1", "score": "0.1"}],
+         "context_round_ids": ["D1:1", "D1:2"]},
+        # not the usual log: a text entry, `round_id`, a round that is not text; then a `retrieved`
+        # that is no list beside an upstream log (the upstream log is the ranking)
+        {"idx": 7, "mode": "open", "retrieved": ["D1:1", {"round_id": "D1:2", "score": 1}, {"round": 3}]},
+        {"idx": 8, "mode": "open", "retrieved": {"round": "D1:1"}, "method_runtime": runtime},
+        {"idx": 9, "mode": "open", "retrieved": [], "history_source": "clue_only", "clue_rounds": ["D2:1"]},
+        {"idx": 10, "mode": "open", "method_runtime": {"history_source": "clue_only"}, "clue_rounds": ["D2:1", 4]},
+        {"idx": 11, "mode": "open", "clue_rounds": ["D2:1"]},  # clue rounds alone: nothing logged
     ]
     body = b"[" + b",".join(json.dumps(r).encode() for r in rows) + b"]"
     decoded = lean._EV_ROWS.decode(body)
-    keep = [0, 1, 2, 3, 4]
+    keep = list(range(len(rows)))
     want = [_evidence_of_struct(r) for r in msgspec.json.decode(body, type=list[whole])]
-    got = EvidenceRows([evidence_json(decoded, keep[:2]), [{"kept": "as is"}], evidence_json(decoded, keep[2:])]).decode()
-    assert got == [*want[:2], {"kept": "as is"}, *want[2:]]
-    assert [list(d) for d in got] == [list(d) for d in [*want[:2], {"kept": "as is"}, *want[2:]]]  # same keys, same order
+    evidence = EvidenceRows([evidence_segment(decoded, keep[:2]), ("dicts", [{"kept": "as is"}], [None]),
+                             evidence_segment(decoded, keep[2:])])
+    got = evidence.decode()
+    expected = [*want[:2], {"kept": "as is"}, *want[2:]]
+    assert all(isinstance(r, LazyRow) for i, r in enumerate(got) if i != 2)
+    assert [dict(r) for r in got] == expected
+    assert [list(d) for d in got] == [list(d) for d in expected]  # same keys, same order
     assert "retrieved" not in got[1] and "history_source" not in got[3]  # null is absent, as before
+    for r, w in zip(got, expected):  # a Mapping that reads as the dict does
+        assert len(r) == len(w) and all(r[k] == w[k] and r.get(k) == w[k] and k in r for k in w)
+        assert r.get("absent") is None and r.get("absent", 3) == 3 and "absent" not in r
+        with pytest.raises(KeyError):
+            r["absent"]
+
+    def reference(w):
+        p = Prediction("T", "open", 1, 1, w)
+        return logged_lists(w, lambda: p.delivered)
+
+    assert evidence.logged() == [reference(w) for w in expected]
+    logged = evidence.logged()
+    assert [lg is not None for lg in logged] == [True, True, False, True, False, True, True, True, True, True, True,
+                                                 False]
+    assert logged[6] == ((["D1:1", "D1:2", "D1:1"], [0.9, None, "0.1"]), ("D1:1", "D1:2"))
+    assert logged[7] == ((["D1:1", "D1:2"], [None, 1]), None)
+    assert logged[8] == ((["D3:1", "D3:2"], [2, None]), None)  # the upstream log: `retrieved` is no list
+    assert logged[9] == (([], []), ("D2:1",)) and logged[10] == (None, ("D2:1",))
+
+
+def test_same_lists_is_true_only_for_the_same_lists_text():
+    """Two rows' lists are known equal when their JSON texts are; equal values written differently
+    (0.5 and 0.50) are not known equal, and are compared as values by the caller."""
+    from scorer.load.joined_rows import EvidenceRows, evidence_segment, same_lists
+
+    lines = [b'{"idx": 1, "mode": "mcq", "retrieved": [{"round": "D1:1", "score": 0.5}], "clue_rounds": ["D1:1"]}',
+             b'{"idx": 1, "mode": "open", "retrieved": [{"round": "D1:1", "score": 0.5}], "clue_rounds": ["D1:1"]}',
+             b'{"idx": 2, "mode": "open", "retrieved": [{"round": "D1:1", "score": 0.50}], "clue_rounds": ["D1:1"]}',
+             b'{"idx": 3, "mode": "open", "retrieved": [{"round": "D1:1", "score": 0.25}], "clue_rounds": ["D1:1"]}',
+             b'{"idx": 4, "mode": "open"}', b'{"idx": 5, "mode": "mcq"}']
+    got = EvidenceRows([evidence_segment(lean._EV_ROWS.decode(b"[" + b",".join(lines) + b"]"),
+                                         list(range(len(lines))))]).decode()
+    assert same_lists(got[0], got[1]) and not same_lists(got[0], got[3])
+    assert not same_lists(got[0], got[2]) and dict(got[0]) == dict(got[2])  # same values, other text
+    assert same_lists(got[4], got[5])  # neither logged a list
+    assert not same_lists(got[0], dict(got[1]))  # a plain dict: compare the values
 
 
 def test_joined_rows_decode_once_when_first_read(tmp_path):
@@ -186,5 +243,5 @@ def test_joined_rows_decode_once_when_first_read(tmp_path):
     joined = read_frame(load_benchmark(root), runs, evidence=True).joined
     assert joined._rows.__class__.__name__ == "EvidenceRows"  # not decoded by the read
     first = joined.rows
-    assert first is joined.rows and len(first) == 4 and all(isinstance(r, dict) for r in first)
+    assert first is joined.rows and len(first) == 4 and all(isinstance(r, Mapping) for r in first)
     assert [p.choice for p in map(joined.prediction, range(4))] == [r["choice"] for r in mcq]

@@ -103,23 +103,27 @@ def test_buffered_counts_equal_plain_counts(n, max_cells):
     assert len(plain) == len(buffered) and all(np.array_equal(p, q) for p, q in zip(plain, buffered))
 
 
-def test_products_do_not_depend_on_the_blas_thread_count():
-    """one_blas_thread may change how many threads compute a product, never its values: thirds
-    (inexact sums, so any change of summation order would show) on one thread and on two."""
-    from threadpoolctl import threadpool_limits
+def test_products_run_on_one_blas_thread_whatever_the_process_allows():
+    """Some BLAS builds sum a product in another order on two threads (OpenBLAS 0.3.31: the 14th
+    digit differs), so one_blas_thread runs every product on one thread, small or large: inside it
+    the BLAS reports one thread and a product equals the one computed on one thread, even where the
+    process allows two; PairedPlan.run limits itself the same way."""
+    from threadpoolctl import threadpool_info, threadpool_limits
 
     from scorer.metrics.comparisons import PairedPlan
-    from scorer.metrics.resample import ONE_THREAD_MIN_WORK, one_blas_thread
+    from scorer.metrics.resample import one_blas_thread
 
     rng = np.random.default_rng(6)
     sums = rng.integers(-3, 4, (371, 40)) / 3
     w = next(resample_counts(371, 10_000, 5, dtype=float))
-    assert w.shape[0] * sums.size >= ONE_THREAD_MIN_WORK  # big enough to be limited
+    small = w[:50]
+    with threadpool_limits(limits=1, user_api="blas"):
+        want, want_small = w @ sums, small @ sums
     with threadpool_limits(limits=2, user_api="blas"):
-        two = w @ sums
-        with one_blas_thread(w.shape[0] * sums.size):
-            one = w @ sums
-    assert np.array_equal(one, two)
+        with one_blas_thread():
+            assert {m["num_threads"] for m in threadpool_info() if m["user_api"] == "blas"} == {1}
+            one, one_small = w @ sums, small @ sums
+    assert np.array_equal(one, want) and np.array_equal(one_small, want_small)
 
     def plan():
         p = PairedPlan(10_000, 5)
@@ -128,11 +132,30 @@ def test_products_do_not_depend_on_the_blas_thread_count():
         return p
 
     rng_a, rng_b = rng.integers(0, 4, (200, 40)) / 3, rng.integers(0, 4, (200, 40)) / 3
+    from scorer.metrics import comparisons
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        single = comparisons.PairedPlan._run(plan())  # the computation on one thread
     with threadpool_limits(limits=2, user_api="blas"):
         limited = plan().run()  # run() limits itself
-        from scorer.metrics import comparisons
-        unlimited = comparisons.PairedPlan._run(plan())  # the same computation on two threads
-    assert limited == unlimited
+    assert limited == single
+
+
+def test_a_serial_report_is_the_parallel_one_whatever_blas_threads_the_process_allows(monkeypatch):
+    """Sections computed in this process (a small benchmark, or one worker) run their products on
+    one BLAS thread too, as forked workers do: the report does not change with the thread limit."""
+    from threadpoolctl import threadpool_limits
+
+    from scorer.scoring import score
+    from tests.paths import DEMO
+
+    monkeypatch.setenv("MEMSCOPE_SECTION_WORKERS", "1")
+    chosen = ["caption_proof", "bootstrap", "recency"]
+    with threadpool_limits(limits=2, user_api="blas"):
+        two = score(DEMO, [DEMO / "runs"], sections=chosen).json_data()
+    with threadpool_limits(limits=1, user_api="blas"):
+        one = score(DEMO, [DEMO / "runs"], sections=chosen).json_data()
+    assert {k: v for k, v in two.items() if k != "inputs"} == {k: v for k, v in one.items() if k != "inputs"}
 
 
 def test_transposed_equals_numpys_transpose_of_the_stacked_chunks(monkeypatch):

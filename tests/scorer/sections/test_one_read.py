@@ -19,6 +19,7 @@ import sys
 import pytest
 
 from scorer.load.join import Joiner
+from scorer.load.joined_rows import LazyRow
 from scorer.load.memeye import load_benchmark
 from scorer.load.runs import load_runs
 from scorer.metrics.gates import gate_observations
@@ -87,7 +88,7 @@ def test_records_and_gate_observations_match_an_independent_join(tmp_path):
     paths = [RUNS, tmp_path / "again"]
     bench = load_benchmark(DEMO)
     ctx, _, _ = build_context(bench, paths, needs_raw=False, evidence=True)
-    assert ctx.memo["joined_rows"].rows and isinstance(ctx.memo["joined_rows"].rows[0], dict)  # the lean read
+    assert ctx.memo["joined_rows"].rows and isinstance(ctx.memo["joined_rows"].rows[0], LazyRow)  # the lean read
     records, warnings = collect(ctx)
     assert any("answered by several run folders" in w for w in warnings)
 
