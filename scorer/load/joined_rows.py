@@ -43,13 +43,16 @@ class JoinedRows:
     and `logged` holds what each row logged for the evidence arrays, parsed by those workers (None:
     rows read whole, whose Predictions are parsed where they are read)."""
 
-    __slots__ = ("run", "mode", "item", "gate", "idx", "line", "_rows", "items", "_evidence")
+    __slots__ = ("run", "mode", "item", "gate", "idx", "line", "_rows", "items", "_evidence", "abstained_logged")
 
     def __init__(self, run: np.ndarray, mode: list[str], item: np.ndarray, gate: np.ndarray, idx: np.ndarray,
-                 line: np.ndarray, rows: list | EvidenceRows, items: list[Item]) -> None:
+                 line: np.ndarray, rows: list | EvidenceRows, items: list[Item],
+                 abstained_logged: bool | None = None) -> None:
         self.run, self.mode, self.item, self.gate, self.idx, self.line = run, mode, item, gate, idx, line
         self._rows, self.items = rows, items
         self._evidence = rows if rows.__class__ is EvidenceRows else None
+        # whether any row logged `abstained` as true or false (None: not known without reading them)
+        self.abstained_logged = abstained_logged
 
     @property
     def logged(self) -> list | None:

@@ -113,9 +113,11 @@ class Columns:
         counts = np.asarray(self.runs["n"], dtype=np.int64)
         cat = {c: (np.concatenate(self.arrays[c]) if self.arrays[c] else np.zeros(0, dtype=np.int64)).astype(np.int64)
                for c in ("item", "gate", "idx", "line")}
+        abst = self.arrays["abst"]  # per row: the logged `abstained` as 0/1, -1 when not a bool
         return JoinedRows(run=np.repeat(np.arange(len(counts), dtype=np.int64), counts), mode=self.lists["mode"],
                           item=cat["item"], gate=cat["gate"], idx=cat["idx"], line=cat["line"],
-                          rows=EvidenceRows(self.lists["ev"]), items=items.items)
+                          rows=EvidenceRows(self.lists["ev"]), items=items.items,
+                          abstained_logged=any(bool((a >= 0).any()) for a in abst))
 
     def frame(self, items: ItemTable) -> pd.DataFrame:
         arr = {c: (np.concatenate(v) if v else np.zeros(0)) for c, v in self.arrays.items()}

@@ -18,7 +18,7 @@ from scorer.metrics.abstention import (
 )
 from scorer.sections import evidence_records
 from scorer.sections.base import ScoreContext, SectionResult
-from scorer.sections.evidence_records import by_group, collect, group_fields
+from scorer.sections.evidence_records import by_group, collect, group_fields, joined_rows
 from scorer.sections.evidence_tables import titled
 from scorer.sections.registry import name_of
 
@@ -41,7 +41,10 @@ def build(ctx: ScoreContext) -> SectionResult:
     records, warnings = collect(ctx)
     if not records:
         return SectionResult.absent(NAME, "no prediction row joins to a benchmark item")
-    if all(r.item.answerable for r in records) and all(r.prediction.abstained is None for r in records):
+    # nothing to rate: every item answerable and no row logged `abstained` (the reader says so of
+    # every row it read, or each record's row is read)
+    if all(r.item.answerable for r in records) and (joined_rows(ctx).abstained_logged is False
+                                                    or all(r.prediction.abstained is None for r in records)):
         return SectionResult.absent(NAME, "no unanswerable item was answered and no row logged `abstained`")
     patterns = patterns_of(ctx)
     rx = compile_patterns(patterns)

@@ -127,3 +127,37 @@ def test_the_lean_read_gives_the_full_readers_report_at_memeye_scale(memeye):
     data = _reports_agree(memeye, [memeye / "runs"], ScoreOptions(resamples=200))
     assert len(data["evidence"]) > 1000 and data["recency"]["rows"] and data["delivery"]["runs"]
     assert json.dumps(data["gates"], default=str)
+
+
+@pytest.mark.parametrize("logged", [None, True, False], ids=["none logged", "one logs true", "one logs false"])
+def test_abstention_reads_no_row_when_the_reader_saw_none_log_it(tmp_path, logged):
+    """Every item answerable: the abstention section has nothing to rate unless a row logged
+    `abstained`. The lean reader knows whether any did, so with none it reads no row (the rows'
+    answer fields stay undecoded); a row that logs it (true or false) makes the section rate, the
+    same in both readers."""
+    from tests.builders.benchmarks import write_labelled_bench
+    from tests.builders.runs import mcq_row, open_row, write_labelled_run
+
+    root = write_labelled_bench(tmp_path / "b", "T", [("X1", "Y1"), ("X2", "Y2"), ("X3", "Y3")])
+    runs = tmp_path / "runs"
+    mcq = [mcq_row(i, c) for i, c in zip((1, 2, 3), (4, 1, 0))]
+    if logged is not None:
+        mcq[1]["abstained"] = logged
+    write_labelled_run(runs, "T", "gpt", "fc_v", "multimodal", "mcq", mcq)
+    write_labelled_run(runs, "T", "gpt", "fc_v", "multimodal", "open", [open_row(i, 0.5) for i in (1, 2, 3)])
+    bench = load_benchmark(root)
+    opts = ScoreOptions(resamples=50)
+    ctx, _, _ = build_context(bench, [runs], options=opts, needs_raw=False, evidence=True)
+    joined = ctx.memo["joined_rows"]
+    assert joined.abstained_logged is (logged is not None)
+    from scorer.sections import abstention
+
+    result = abstention.build(ctx)
+    parts = {id(r._part): r._part for r in joined.rows}.values()
+    if logged is None:
+        assert result.reason and all(p.small is None for p in parts)  # absent, no row read
+    else:
+        assert not result.reason and result.data
+    lean = score(bench, [runs], options=opts, sections=["abstention"], lean=True).json_data()["abstention"]
+    full = score(bench, [runs], options=opts, sections=["abstention"], lean=False).json_data()["abstention"]
+    assert _same(full, lean) == []
