@@ -8,15 +8,14 @@ Joining rows to items and checking their questions is `join.py`'s job, not this 
 
 from __future__ import annotations
 
-import gc
 import os
-from contextlib import contextmanager
 import re
 from pathlib import Path
 from collections.abc import Collection
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
 from scorer.errors import DataError
+from scorer.forked import gc_paused  # noqa: F401 (re-exported: the readers pause the collector)
 from scorer.load.jsonio import loads, read_json, read_regular, stat_or_none
 from scorer.load.row_checks import lenient_row, row_problems
 from scorer.load.tasks import resolve_task
@@ -197,19 +196,3 @@ def load_runs(paths: Iterable[str | Path] | str | Path, benchmark: Any = None) -
     tasks = frozenset(t.name for t in benchmark.tasks) if benchmark is not None else frozenset()
     with gc_paused():
         return [read_run_folder(f, tasks) for f in folders]
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Loading builds hundreds of thousands of acyclic objects; the cyclic collector would rescan
-    them over and over (it more than doubles the load time), so it waits until we are done, and the
-    loaded objects are then moved out of its reach (gc.freeze): re-enabled, its first collection
-    would otherwise walk all of them at once. They are still freed by reference counting."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if was_enabled:
-            gc.enable()

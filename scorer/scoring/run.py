@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from scorer.forked import fork_staged, worker_count
+from scorer.forked import fork_staged, gc_paused, worker_count
 from scorer.metrics.resample import one_blas_thread
 from scorer.sections.base import ScoreContext, SectionResult
 from scorer.sections.registry import Section
@@ -24,6 +24,11 @@ def run_sections(ctx: ScoreContext, sections: Sequence[Section],
     built; each module's optional `prepare(ctx)` (shared derived data) runs in this process, once,
     before that module's section (forked processes that run such sections are forked after it and
     inherit what it computed; the other sections start meanwhile)."""
+    with gc_paused():  # sections build acyclic results; the collector would rescan what they read
+        return _run_sections(ctx, sections, progress)
+
+
+def _run_sections(ctx: ScoreContext, sections: Sequence[Section], progress: Progress | None) -> list[SectionResult]:
     modules = [s.load() for s in sections]
     default = None if len(ctx.frame) >= MIN_ROWS_PARALLEL else 1
     workers = worker_count(len(sections), default)
