@@ -327,17 +327,29 @@ def score_frame(
         logged = rotations == "logged"
         ems = np.empty(len(recorded))
         from_choices = np.zeros(len(recorded), dtype=bool)
-        # The lean reader shares one tuple per distinct set of choices, and an item's answers are
-        # one tuple: a million rows hold a few thousand distinct pairs, each scored once. (Keys are
-        # ids of objects the two lists keep alive for the whole loop.)
+        # The lean reader shares one tuple per distinct set of choices within a part it reads, and an
+        # item's answers are one tuple: rows are looked up by those objects' ids first (the lists
+        # keep them alive for the whole loop), then by value, so equal choices against equal
+        # answers (other parts, other items) are scored once — a few hundred calls at MemEye scale.
         memo: dict[tuple[int, int], float | None] = {}
+        by_value: dict[tuple, float | None] = {}
         for i, (cs, ans, rec) in enumerate(zip(choices.tolist(), answers.tolist(), recorded)):
             if cs is not None and len(cs) and isinstance(ans, (tuple, list)) and ans:
                 n = int(n_logged[i]) if logged and partial[i] else None
                 key = (id(cs), id(ans), n)
                 em = memo.get(key, memo)
                 if em is memo:
-                    em = memo[key] = rotation_em(cs, ans, n)
+                    try:  # equal choices against equal answers (another item, another folder): once
+                        em = by_value.get((cs, ans, n), memo)
+                    except TypeError:  # a choice that cannot be hashed (logged as a list): computed
+                        pass
+                    if em is memo:
+                        em = rotation_em(cs, ans, n)
+                        try:
+                            by_value[(cs, ans, n)] = em
+                        except TypeError:
+                            pass
+                    memo[key] = em
                 ems[i] = em
                 from_choices[i] = True
             else:

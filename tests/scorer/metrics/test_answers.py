@@ -179,6 +179,36 @@ def test_score_frame_recomputes_em_coerces_judge_and_fills_bleu():
     assert list(five["judge"][3:]) == [0.25, 0.75]
 
 
+def test_score_frame_scores_equal_choices_once_and_each_row_as_rotation_em_does(monkeypatch):
+    """Rows whose choices and item answers are equal (other tuples, other items, other folders)
+    are scored once (rotation_em is called per distinct value, not per row); every row's EM is
+    still rotation_em of its own choices, with `--rotations logged` too; a choice that cannot be
+    hashed (a list) is scored without the shared value."""
+    from scorer.metrics import answers as module
+
+    calls = []
+    real = module.rotation_em
+
+    def counted(*args):
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(module, "rotation_em", counted)
+    choices = [tuple("ACCD"), tuple("ACCD"), tuple("ACCD"), ("A", ["B"], "C", "D"), tuple("BBCD"), ("A",)]
+    items = ["T:1", "T:2", "T:3", "T:1", "T:2", "T:3"]
+    answers = {"T:1": tuple("ABCD"), "T:2": tuple("ABCD"), "T:3": tuple("ABCD")}
+    frame = pd.DataFrame({"mode": ["mcq"] * 6, "item_id": items, "em": [np.nan] * 6, "judge": [np.nan] * 6,
+                          "bleu_1": [np.nan] * 6, "pred": [""] * 6, "gt": [""] * 6,
+                          "choices": [tuple(c) for c in choices], "rotations_logged": [4, 4, 4, 4, 4, 1]})
+    for rule in ("item", "logged"):
+        calls.clear()
+        out, _ = score_frame(frame, answers, rotations=rule)
+        want = [real(c, answers[i], 1 if rule == "logged" and k == 5 else None)
+                for k, (c, i) in enumerate(zip(choices, items))]
+        assert list(out["em"]) == want
+        assert len(calls) == 4  # ACCD once for three rows; the list; BBCD; the partial row
+
+
 def test_letter_codes_of_strings_equal_letter_per_value():
     """_letter_codes factorizes string choices and looks each distinct one up once (issue 19): the
     codes equal `letter` value by value (odd spellings, invalid strings, missing values), and
