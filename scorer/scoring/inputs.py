@@ -9,6 +9,7 @@ import hashlib
 import os
 import platform
 from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,13 @@ def options_record(options: ScoreOptions, judge_scale: str | None) -> dict[str, 
 
 
 def versions() -> dict[str, str]:
+    """memscope's, Python's and the metric libraries' versions (a copy of what the process found
+    the first time: looked up once, while the runs are read where they are read in workers)."""
+    return dict(_versions())
+
+
+@cache
+def _versions() -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version  # only when a report is built
 
     out = {"memscope": __version__, "python": platform.python_version()}

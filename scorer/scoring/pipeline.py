@@ -15,6 +15,7 @@ from typing import Any
 from scorer.errors import UserError
 from scorer.model import Benchmark, Run
 from scorer.scoring.context import Progress, build_context, is_loaded
+from scorer.scoring.inputs import versions
 from scorer.scoring.result import Report
 from scorer.scoring.run import run_sections
 from scorer.sections.base import ScoreOptions, SectionResult
@@ -61,6 +62,7 @@ def score(
 def _meanwhile(chosen: Sequence[Section], also: Callable[[], Any] | None) -> None:
     for s in chosen:
         s.load()
+    versions()  # the report's inputs record: package metadata, read once
     if also is not None:
         also()
 
