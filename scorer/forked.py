@@ -180,7 +180,7 @@ def fork_staged(func: Callable[[Any], Any], items: Sequence[Any], workers: int, 
                 os.waitpid(pid, 0)
             except OSError:
                 pass
-        # What was frozen stays frozen (as scorer.load.runs.gc_paused leaves what it loaded): thawed,
+        # What was frozen stays frozen (as gc_paused leaves what the readers loaded): thawed,
         # the next collection would walk every row and record read so far at once (0.18 s at MemEye
         # scale, measured after the results' unpickling). Frozen objects are still freed by
         # reference counting.

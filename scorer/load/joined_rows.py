@@ -168,8 +168,6 @@ class _Part:
         return got
 
 
-_MISSING = object()
-
 
 class LazyRow(Mapping):
     """A row's evidence dict (the lean reader's fast schema): the same keys and values as the dict

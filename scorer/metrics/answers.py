@@ -346,16 +346,13 @@ def score_frame(
                 key = (id(cs), id(ans), n)
                 em = memo.get(key, memo)
                 if em is memo:
-                    try:  # equal choices against equal answers (another item, another folder): once
-                        em = by_value.get((cs, ans, n), memo)
-                    except TypeError:  # a choice that cannot be hashed (logged as a list): computed
-                        pass
-                    if em is memo:
+                    value_key = (cs, ans, n)  # equal choices against equal answers (another part, item): once
+                    try:
+                        em = by_value[value_key]
+                    except KeyError:
+                        em = by_value[value_key] = rotation_em(cs, ans, n)
+                    except TypeError:  # a choice that cannot be hashed (logged as a list)
                         em = rotation_em(cs, ans, n)
-                        try:
-                            by_value[(cs, ans, n)] = em
-                        except TypeError:
-                            pass
                     memo[key] = em
                 ems[i] = em
                 from_choices[i] = True

@@ -277,7 +277,7 @@ def resampled_unit_means(
     summation order."""
     n_units = sums.shape[0]
     parts = []
-    with one_blas_thread(resamples * sums.size):
+    with one_blas_thread():
         for w in resample_counts(n_units, resamples, seed, max(1, max_cells * n_units // (n_units + sums.shape[1])),
                                  dtype=float):
             with np.errstate(invalid="ignore", divide="ignore"):

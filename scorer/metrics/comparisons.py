@@ -76,8 +76,7 @@ class PairedPlan:
     def run(self) -> dict[Hashable, PairedCI]:
         if self.resamples < 1:
             raise ValueError(f"resamples must be >= 1, got {self.resamples}")
-        work = self.resamples * sum(j.sums.size for j in self.jobs.values())  # Σ units × comparisons
-        with one_blas_thread(work):
+        with one_blas_thread():
             return self._run()
 
     def _run(self) -> dict[Hashable, PairedCI]:

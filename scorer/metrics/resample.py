@@ -162,14 +162,14 @@ _BLAS: list = []  # the process's threadpoolctl controller, made once (inspectin
 
 
 @contextmanager
-def one_blas_thread(work: float | None = None) -> Iterator[None]:
+def one_blas_thread() -> Iterator[None]:
     """Run the enclosed matrix products on one BLAS thread. A product's values depend on the thread
     count with some BLAS builds (OpenBLAS 0.3.31 sums in another order on two threads: results
     differ in the 14th digit, measured), so every product the scorer makes runs on one thread, in
     this process and in forked section workers (scorer.forked) alike: a report's values do not
     depend on the machine's cores. It is also faster here: a second BLAS thread spin-waits between
     products of a few milliseconds, which on two shared cores doubled the CPU time of a report's
-    bootstrap (measured, issue 19). `work` (multiply-adds) is accepted for callers that state it."""
+    bootstrap (measured, issue 19)."""
     if not _BLAS:
         from threadpoolctl import ThreadpoolController
 
