@@ -79,17 +79,44 @@ def collect(ctx: ScoreContext) -> tuple[list[Record], list[str]]:
     if hit is None:
         with gc_paused():  # tens of thousands of records: the collector would walk the whole heap for them
             hit = ctx.memo["evidence_records"] = _collect(ctx)
-        groups: dict[tuple[str, str, str], list[Record]] = {}
-        rows: dict[tuple[str, str, str], list[int]] = {}
-        for i, r in enumerate(hit[0]):
-            g = (r.backbone, r.method, r.mode)
-            groups.setdefault(g, []).append(r)
-            rows.setdefault(g, []).append(i)
-        ctx.memo["evidence_group_rows"] = {g: np.asarray(v, dtype=np.int64) for g, v in rows.items()}
+        groups, ctx.memo["evidence_group_rows"] = grouped(hit[0], ctx.memo.pop("evidence_group_code", None))
         _GROUPS.clear()  # the latest context's only: nothing is kept alive past it
         _GROUPS[id(hit[0])] = (hit[0], groups)
     records, warnings = hit
     return records, list(warnings)
+
+
+def grouped(records: Sequence[Record], code: np.ndarray | None = None
+            ) -> tuple[dict[tuple[str, str, str], list[Record]], dict[tuple[str, str, str], np.ndarray]]:
+    """The records of each run group and their indices (ascending), groups in order of first
+    appearance. `code`: one integer per record, equal exactly for records of one group (collect's
+    codes); without it, found here."""
+    if code is None:
+        index: dict[tuple[str, str, str], int] = {}
+        code = np.fromiter((index.setdefault((r.backbone, r.method, r.mode), len(index)) for r in records),
+                           dtype=np.int64, count=len(records))
+    groups: dict[tuple[str, str, str], list[Record]] = {}
+    rows: dict[tuple[str, str, str], np.ndarray] = {}
+    if not len(records):
+        return groups, rows
+    order = np.argsort(code, kind="stable")  # each group's records together, in record order
+    uniq, start, first = _runs_of(code[order], order)
+    for u in np.argsort(first, kind="stable").tolist():
+        idx = order[start[u]:start[u + 1]]
+        r = records[int(idx[0])]
+        g = (r.backbone, r.method, r.mode)
+        rows[g] = idx
+        groups[g] = list(map(records.__getitem__, idx.tolist()))
+    return groups, rows
+
+
+def _runs_of(sorted_code: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(distinct codes, where each one's run starts in the sorted codes (one more at the end), the
+    first record of each)."""
+    new = np.ones(len(sorted_code), dtype=bool)
+    new[1:] = sorted_code[1:] != sorted_code[:-1]
+    start = np.append(np.flatnonzero(new), len(sorted_code))
+    return sorted_code[new], start, order[start[:-1]]
 
 
 def mirrored(ctx: ScoreContext) -> set[tuple[str, str]]:
@@ -222,6 +249,10 @@ def _collect(ctx: ScoreContext) -> tuple[list[Record], list[str]]:
         rows = [r if r.__class__ is Prediction else p for r, p in zip(rows, preds)] \
             if any(r.__class__ is Prediction for r in rows) else preds
     modes = [p.mode for p in rows]
+    # each record's run group as one integer: (backbone, method) per run, then the mode (grouped)
+    mode_no: dict[str, int] = {}
+    mode_of = np.fromiter((mode_no.setdefault(m, len(mode_no)) for m in modes), dtype=np.int64, count=len(modes))
+    ctx.memo["evidence_group_code"] = run_pair[j.run[chosen]] * max(len(mode_no), 1) + mode_of
     scores = list(map(scored.get, zip(backbones, methods, modes, [it.item_id for it in items])))
     for i in [i for i, v in enumerate(scores) if v is None]:  # not in the scored frame: scored here
         scores[i] = item_score(items[i], rows[i], levels)

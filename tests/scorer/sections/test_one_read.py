@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from scorer.load.join import Joiner
@@ -26,7 +27,7 @@ from scorer.metrics.gates import gate_observations
 from scorer.scoring import build_context, score
 from scorer.sections import gates as gates_section
 from scorer.sections.base import ScoreOptions
-from scorer.sections.evidence_records import collect, item_score
+from scorer.sections.evidence_records import by_group, collect, group_rows, grouped, item_score
 from scorer.sections.registry import SECTIONS
 from tests.paths import DEMO, REPO, RUNS
 
@@ -113,6 +114,24 @@ def test_records_and_gate_observations_match_an_independent_join(tmp_path):
     want = gate_observations(bench, full_runs)
     got = gates_section.observations(ctx, None)
     assert got == want and len(want) > 0
+
+    # The run groups collect keeps (from its integer codes) are the plain grouping of the records:
+    # the same groups in order of first appearance, each with its records and their indices in order.
+    plain, plain_rows = {}, {}
+    for i, r in enumerate(records):
+        plain.setdefault(r.group, []).append(r)
+        plain_rows.setdefault(r.group, []).append(i)
+    assert list(by_group(records)) == list(plain) and len(plain) > 2
+    assert all(by_group(records)[g] == plain[g] for g in plain)
+    assert {g: v.tolist() for g, v in group_rows(ctx).items()} == plain_rows
+    assert list(group_rows(ctx)) == list(plain_rows)
+    assert [list(x) for x in grouped(records)] == [list(plain), list(plain_rows)]  # found from the records
+    number = {g: i for i, g in enumerate(plain)}  # codes whose order is not the groups' order of appearance
+    shuffled = np.random.default_rng(0).permutation(len(plain))
+    for code in ([len(plain) - number[r.group] for r in records], [shuffled[number[r.group]] for r in records]):
+        groups, rows = grouped(records, np.array(code))
+        assert list(groups) == list(plain) and {g: v.tolist() for g, v in rows.items()} == plain_rows
+        assert all(groups[g] == plain[g] for g in plain)
 
 
 @pytest.fixture(scope="module")
