@@ -100,7 +100,7 @@ def grouped(records: Sequence[Record], code: np.ndarray | None = None
     if not len(records):
         return groups, rows
     order = np.argsort(code, kind="stable")  # each group's records together, in record order
-    uniq, start, first = _runs_of(code[order], order)
+    start, first = _runs_of(code[order], order)
     for u in np.argsort(first, kind="stable").tolist():
         idx = order[start[u]:start[u + 1]]
         r = records[int(idx[0])]
@@ -110,13 +110,13 @@ def grouped(records: Sequence[Record], code: np.ndarray | None = None
     return groups, rows
 
 
-def _runs_of(sorted_code: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(distinct codes, where each one's run starts in the sorted codes (one more at the end), the
-    first record of each)."""
+def _runs_of(sorted_code: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(where each distinct code's run starts in the sorted codes (one more at the end), the first
+    record of each)."""
     new = np.ones(len(sorted_code), dtype=bool)
     new[1:] = sorted_code[1:] != sorted_code[:-1]
     start = np.append(np.flatnonzero(new), len(sorted_code))
-    return sorted_code[new], start, order[start[:-1]]
+    return start, order[start[:-1]]
 
 
 def mirrored(ctx: ScoreContext) -> set[tuple[str, str]]:
