@@ -179,7 +179,19 @@ class _Progress:
             self.bar.update(self.task, description=escape(plain(stage)), completed=done, total=max(total, 1), refresh=True)
 
 
+def blas_on_one_thread_from_start() -> None:
+    """Every matrix product of a report runs on one BLAS thread (scorer.metrics.resample.one_blas_thread:
+    values independent of the cores), so the BLAS library starts no thread pool in this process or
+    in the workers it forks: OpenBLAS's pool threads spin-wait on start, after every fork and at
+    every change of the limit, which at MemEye scale cost 0.25 CPU-s of a 2.6 s report on two cores
+    (perf, issue 19). Read by OpenBLAS when numpy loads: set only before that, and never over a
+    value the user set."""
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def run(args: argparse.Namespace) -> int:
+    blas_on_one_thread_from_start()
     # Imported here, for start-up speed: `memscope score --help` and argument errors need none of the
     # pipeline (numpy, the readers) or the renderers (matplotlib for png).
     from scorer.scoring import score
