@@ -213,25 +213,28 @@ def percentile_ci(distribution: np.ndarray, confidence: float = DEFAULT_CONFIDEN
 def percentile_rows(dist: np.ndarray, confidence: float = DEFAULT_CONFIDENCE,
                     in_place: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Each row's percentile interval, as numpy.quantile(row, [α/2, 1 − α/2]) with its default
-    linear interpolation (equal to 1e-12, tested). Rows are sorted rather than partitioned: numpy's
-    vectorised sort is four times faster than its selection on 10,000-sample rows (measured).
-    `in_place`: sort `dist` itself (a C-contiguous float64 array the caller no longer needs in its
-    order), not a copy of it: the same values, without a second array as large."""
+    linear interpolation (equal to 1e-12, tested). Each row is partitioned at the four order
+    statistics the two quantiles interpolate between — the same values a sort puts there, in half
+    a sort's time on 10,000-sample rows (numpy 2.4: 0.074 s against 0.158 s for 608 rows, measured,
+    issue 19). `in_place`: partition `dist` itself (a C-contiguous float64 array the caller no
+    longer needs in its order), not a copy of it: the same values, without a second array as large."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    if in_place and isinstance(dist, np.ndarray) and dist.dtype == np.float64 and dist.flags.c_contiguous:
-        dist.sort(axis=1)
-        rows = dist
-    else:
-        rows = np.sort(np.asarray(dist, dtype=float), axis=1)
-    n = rows.shape[1]
+    n = np.shape(dist)[-1]
     alpha = (1 - confidence) / 2
-    out = []
+    spots = []  # (lower order statistic, upper one, fraction between them) of each quantile
     for q in (alpha, 1 - alpha):
         pos = q * (n - 1)
         lo = int(np.floor(pos))
-        hi = min(lo + 1, n - 1)
-        frac = pos - lo
+        spots.append((lo, min(lo + 1, n - 1), pos - lo))
+    kth = sorted({k for lo, hi, _ in spots for k in (lo, hi)})
+    if in_place and isinstance(dist, np.ndarray) and dist.dtype == np.float64 and dist.flags.c_contiguous:
+        dist.partition(kth, axis=1)
+        rows = dist
+    else:
+        rows = np.partition(np.asarray(dist, dtype=float), kth, axis=1)
+    out = []
+    for lo, hi, frac in spots:
         a, b = rows[:, lo], rows[:, hi]
         out.append(a + (b - a) * frac if frac < 0.5 else b - (b - a) * (1 - frac))  # numpy's two-sided lerp
     return out[0], out[1]

@@ -261,7 +261,7 @@ def test_counts_cache_stays_within_its_budget(monkeypatch):
 
 @pytest.mark.parametrize("size", [1, 2, 3, 39, 40, 41, 10_000])
 @pytest.mark.parametrize("confidence", [0.95, 0.9, 0.5])
-def test_percentiles_by_sorting_equal_numpy_quantile(size, confidence):
+def test_percentiles_equal_numpy_quantile_and_a_sort_exactly(size, confidence):
     from scorer.metrics.resample import percentile_rows
 
     rng = np.random.default_rng(size)
@@ -271,6 +271,14 @@ def test_percentiles_by_sorting_equal_numpy_quantile(size, confidence):
     ref = np.quantile(dist, [alpha, 1 - alpha], axis=1)
     assert np.allclose(low, ref[0], rtol=0, atol=1e-12) and np.allclose(high, ref[1], rtol=0, atol=1e-12)
     assert percentile_ci(dist[0], confidence) == (float(low[0]), float(high[0]))
+    # the order statistics of a full sort, interpolated as numpy does: the very same floats (the
+    # report's values did not move when the sort became a partition, issue 19)
+    rows = np.sort(dist, axis=1)
+    for q, got in ((alpha, low), (1 - alpha, high)):
+        pos = q * (size - 1)
+        lo = int(np.floor(pos))
+        a, b, frac = rows[:, lo], rows[:, min(lo + 1, size - 1)], pos - lo
+        assert np.array_equal(got, a + (b - a) * frac if frac < 0.5 else b - (b - a) * (1 - frac))
 
 
 @pytest.mark.parametrize("n, resamples", [(30, 400), (2_000, 7_000)])  # cached multiplicities | index draws

@@ -173,13 +173,18 @@ def test_percentile_rows_in_place_equal_on_a_copy():
     from scorer.metrics.resample import percentile_rows
 
     dist = np.random.default_rng(2).integers(0, 37, (5, 1001)) / 37
+    before = dist.copy()
     want = percentile_rows(dist.copy())
     got = percentile_rows(dist, in_place=True)
     assert all(np.array_equal(w, g) for w, g in zip(want, got))
-    assert np.array_equal(dist, np.sort(dist, axis=1))  # sorted where it lies
+    # partitioned where it lies: each row's values kept, the order statistics the quantiles read in place
+    ordered = np.sort(before, axis=1)
+    assert np.array_equal(np.sort(dist, axis=1), ordered) and not np.array_equal(dist, before)
+    for k in (25, 26, 975, 976):  # 0.025 × 1000 and 0.975 × 1000, and the next
+        assert np.array_equal(dist[:, k], ordered[:, k])
     fortran = np.asfortranarray(np.random.default_rng(3).random((4, 99)))
     kept = fortran.copy()
-    percentile_rows(fortran, in_place=True)  # not C-contiguous: a sorted copy, the array untouched
+    percentile_rows(fortran, in_place=True)  # not C-contiguous: a partitioned copy, the array untouched
     assert np.array_equal(fortran, kept)
 
 
