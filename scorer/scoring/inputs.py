@@ -36,17 +36,21 @@ def _rel(path: str | Path, base: Path) -> str:
         return path_text(Path(path).as_posix())
 
 
-def _rel_to_any(path: str, bases: Iterable[str | Path]) -> str:
+def _bases(bases: Iterable[str | Path]) -> list[tuple[str, str]]:
+    """Each base as (its absolute path without a trailing separator, as given in POSIX form
+    without a trailing slash): what _rel_to_any compares and writes, worked out once."""
+    return [(os.path.abspath(b).rstrip(os.sep), Path(b).as_posix()) for b in bases]
+
+
+def _rel_to_any(path: str, bases: Sequence[tuple[str, str]]) -> str:
     """`path` as the first base that holds it (as given) joined with its path below that base;
     string work only (thousands of run files: Path objects cost a tenth of a second here)."""
     p = os.path.abspath(path)
-    for b in bases:
-        root = os.path.abspath(b)
-        if p == root:
-            return path_text(Path(b).as_posix())
-        if p.startswith(root.rstrip(os.sep) + os.sep):
-            rel = p[len(root.rstrip(os.sep)) + 1:].replace(os.sep, "/")
-            return path_text(Path(b).as_posix().rstrip("/") + "/" + rel)
+    for root, given in bases:
+        if p == root or p == root + os.sep:
+            return path_text(given)
+        if p.startswith(root + os.sep):
+            return path_text(given.rstrip("/") + "/" + p[len(root) + 1:].replace(os.sep, "/"))
     return path_text(Path(path).as_posix())
 
 
@@ -61,7 +65,8 @@ def runs_record(paths: Sequence[str | Path], files: Iterable[tuple[str, str]], f
                 reader: str) -> dict[str, Any]:
     """The run paths as given, the run folders' files (path below the path given, sha256), one
     digest over them, and which reader read them ("full": with the raw rows; "lean": columns only)."""
-    listed = [{"path": _rel_to_any(p, paths), "sha256": h} for p, h in sorted(files)]
+    bases = _bases(paths)
+    listed = [{"path": _rel_to_any(p, bases), "sha256": h} for p, h in sorted(files)]
     return {"paths": [Path(p).as_posix() for p in paths], "folders": folders, "files": listed,
             "reader": reader, "digest": digest_of(listed)}
 

@@ -273,3 +273,14 @@ def test_score_cli_flag_and_no_warning_on_the_demo(tmp_path, capsys):
     assert report["inputs"]["options"]["recompute_text_metrics"] is True
     assert report["inputs"]["rows"]["text_metrics"]["differ"] == 0
     assert not [w for w in report["warnings"] if "text metrics" in w]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from("a b c the red 1.5 ?".split())), st.lists(st.sampled_from("a b c the red 1.5 ?".split())))
+def test_token_overlap_is_the_multiset_intersection(a, b):
+    """BLEU-1's and F1's matches (issue 19: counted without building two Counters)."""
+    from collections import Counter
+
+    from scorer.metrics.answers import overlap
+
+    assert overlap(a, b) == overlap(b, a) == sum((Counter(a) & Counter(b)).values())
