@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from scorer.commands import check_bounds
@@ -129,10 +130,16 @@ def options_from(args: argparse.Namespace) -> ScoreOptions:
 _FORCED_TERMINAL = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
 
 
-def _printer() -> None:
-    """Import rich's console (40 ms): done while the runs are read, not before or after."""
-    import rich.console  # noqa: F401
-    import rich.text  # noqa: F401
+def _printer(to_files: bool) -> Callable[[], None]:
+    """What to import while the runs are read, not before or after: rich's console (40 ms) and,
+    with --out, the report writers (9 ms)."""
+    def imports() -> None:
+        import rich.console  # noqa: F401
+        import rich.text  # noqa: F401
+
+        if to_files:
+            import scorer.report.write  # noqa: F401
+    return imports
 
 
 class _Progress:
@@ -212,7 +219,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"{args.db}: no such annotation database")
     with _Progress() as progress:
         report = score(args.bench, args.runs, db=args.db, options=options, sections=sections,
-                       allow_outside_root=args.allow_outside_root, progress=progress, while_reading=_printer)
+                       allow_outside_root=args.allow_outside_root, progress=progress,
+                       while_reading=_printer(bool(args.out)))
     from rich.console import Console
     from rich.text import Text
 
