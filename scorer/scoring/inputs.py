@@ -37,8 +37,8 @@ def _rel(path: str | Path, base: Path) -> str:
 
 
 def _bases(bases: Iterable[str | Path]) -> list[tuple[str, str]]:
-    """Each base as (its absolute path without a trailing separator, as given in POSIX form
-    without a trailing slash): what _rel_to_any compares and writes, worked out once."""
+    """Each base as (its absolute path without a trailing separator, the path as given in POSIX
+    form): what _rel_to_any compares and writes, worked out once per record, not once per file."""
     return [(os.path.abspath(b).rstrip(os.sep), Path(b).as_posix()) for b in bases]
 
 
@@ -47,7 +47,7 @@ def _rel_to_any(path: str, bases: Sequence[tuple[str, str]]) -> str:
     string work only (thousands of run files: Path objects cost a tenth of a second here)."""
     p = os.path.abspath(path)
     for root, given in bases:
-        if p == root or p == root + os.sep:
+        if p == root:
             return path_text(given)
         if p.startswith(root + os.sep):
             return path_text(given.rstrip("/") + "/" + p[len(root) + 1:].replace(os.sep, "/"))
