@@ -107,6 +107,25 @@ def load() -> list[float]:
     return [round(v, 2) for v in os.getloadavg()]
 
 
+def steal_seconds() -> float | None:
+    """CPU seconds the hypervisor gave to other guests, summed over this machine's CPUs since boot
+    (/proc/stat's `steal`; None where there is none). Read before and after a timed run, it says
+    whether the cores the scorer forks onto were really there: a 2-vCPU VM whose second core is
+    taken away runs the report's parallel parts one after the other, while the single-core
+    references do not notice (issue 19)."""
+    try:
+        with open("/proc/stat") as fh:
+            fields = fh.readline().split()
+        return int(fields[8]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def steal_during(before: float | None) -> float | None:
+    after = steal_seconds()
+    return None if before is None or after is None else round(after - before, 2)
+
+
 def annotations(bench: Path, runs: Path, out: Path) -> Path:
     """A synthetic but realistic annotation file for the MemEye-scale set (JSONL events)."""
     from scorer.load.lean import read_frame
@@ -273,16 +292,20 @@ def floor_ratios(bench: Path, runs: Path, work: Path, repeat: int) -> dict:
         imp = bare_import()
         parse, n = orjson_parse(runs)
         base = [sys.executable, "-m", "scorer", "score", str(bench), "--runs", str(runs), "--format", "json"]
+        stolen = steal_seconds()
         t_def, _, cpu_def, _ = run_timed([*base, "--out", str(work / f"default{i}")])
+        stolen = steal_during(stolen)
         t_old = run_timed([*base, "--sections", OLD_SECTIONS, "--out", str(work / f"old{i}")])[0]
         reader = json.loads((work / f"default{i}" / "report.json").read_text())["inputs"]["runs"]["reader"]
         out.append({"load_average": la, "import_s": round(imp, 3), "orjson_parse_s": round(parse, 3), "rows": n,
-                    "default_s": round(t_def, 3), "default_cpu_s": round(cpu_def, 3), "default_reader": reader,
+                    "default_s": round(t_def, 3), "default_cpu_s": round(cpu_def, 3), "default_steal_s": stolen,
+                    "default_reader": reader,
                     "default_vs_import": round(t_def / imp, 2), "default_vs_import_parse": round(t_def / (imp + parse), 2),
                     "pre_mosaic_sections_s": round(t_old, 3),
                     "pre_mosaic_vs_import": round(t_old / imp, 2),
                     "pre_mosaic_vs_import_parse": round(t_old / (imp + parse), 2)})
-    med = {k: round(statistics.median(r[k] for r in out), 2) for k in out[0] if k.endswith(("_s", "_import", "_parse"))}
+    med = {k: round(statistics.median(r[k] for r in out), 2) for k in out[0]
+           if k.endswith(("_s", "_import", "_parse")) and all(r[k] is not None for r in out)}
     return {"runs": out, "median": med, "targets": {"vs_import": 4.0, "vs_import_parse": 2.0}}
 
 
@@ -299,9 +322,11 @@ def million_floor(runs: Path, work: Path, bench: Path, args: argparse.Namespace,
         warm_files(bench, big)
         la = load()[0]
         parse, n = orjson_parse(big)
+        stolen = steal_seconds()
         t, _, cpu, _ = run_timed(cmd)
+        stolen = steal_during(stolen)
         out.append({"load_average": la, "rows": n, "orjson_parse_s": round(parse, 2), "score_s": round(t, 2),
-                    "score_cpu_s": round(cpu, 2),
+                    "score_cpu_s": round(cpu, 2), "score_steal_s": stolen,
                     "score_vs_parse": round(t / parse, 2)})
     return {"runs": out, "median_score_vs_parse": round(statistics.median(r["score_vs_parse"] for r in out), 2),
             "target": 3.0}

@@ -118,6 +118,11 @@ def stat_or_none(path: Path, follow: bool = True) -> os.stat_result | None:
         raise DataError(path, "", f"cannot read: {err}") from None
 
 
+# O_NONBLOCK: should the file be swapped for a FIFO after it was looked at, its open does not wait
+# for a writer (the FIFO then reads as empty, or fails); it changes nothing for a regular file.
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
 def read_regular(path: Path) -> bytes:
     """A regular file's bytes; a DataError naming the file for anything else (a folder, a FIFO or a
     device, which would block or never end, a symlink loop, a name too long): never read those."""
@@ -125,8 +130,16 @@ def read_regular(path: Path) -> bytes:
         st = os.stat(path)
         if not stat.S_ISREG(st.st_mode):
             raise DataError(path, "", f"not a regular file ({_kind(st.st_mode)})")
-        with open(path, "rb") as fh:
-            return fh.read()
+        # os-level calls, no file object: five system calls a file instead of nine (thousands of
+        # small files are read per report)
+        fd = os.open(path, _READ_FLAGS)
+        try:
+            parts = [os.read(fd, st.st_size + 1)]
+            while more := os.read(fd, 1 << 20):  # to the end of the file, should it have grown
+                parts.append(more)
+        finally:
+            os.close(fd)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
     except OSError as err:
         raise DataError(path, "", f"cannot read: {err.strerror or err}") from None
 

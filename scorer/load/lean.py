@@ -54,10 +54,14 @@ def _hash_file(path: Path) -> tuple[bytes, str]:
 
 
 def _json_file(path: Path, files: list) -> dict:
-    """A small JSON object file (config.json / metrics.json), read and hashed once."""
-    if not os.path.lexists(path):
-        return {}
-    data = read_regular(path)
+    """A small JSON object file (config.json / metrics.json), read and hashed once; {} when there
+    is none (a link to nothing is an error, as any file that cannot be read)."""
+    try:
+        data = read_regular(path)
+    except DataError:
+        if not os.path.lexists(path):  # asked only when the read failed: one call less per file
+            return {}
+        raise
     files.append((str(path), hashlib.sha256(data).hexdigest(), len(data)))
     value = parse_json(path, data)  # a one-line error (file:line:col: message) when it is not JSON
     if not isinstance(value, dict):
@@ -119,6 +123,13 @@ _FAST = (_Row, _EvRow)
 
 
 def _split_lines(data: bytes) -> tuple[list[int], list[bytes]]:
+    """The file's non-blank lines (as they are, not stripped) and their 1-based numbers."""
+    body = data[:-1] if data.endswith(b"\n") else data
+    if body[:1] == b"{" and body.count(b"\n") == body.count(b"\n{"):
+        # Every line starts with "{" (a row, as upstream writes them): none is blank, and the lines
+        # are numbered in order — two counts in C instead of a strip per line (40 ms at MemEye scale).
+        raw = body.split(b"\n")
+        return list(range(1, len(raw) + 1)), raw
     lines, raw = [], []
     for line_no, line in enumerate(data.split(b"\n"), start=1):
         if line.strip():
