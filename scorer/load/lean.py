@@ -124,11 +124,11 @@ _FAST = (_Row, _EvRow)
 
 def _split_lines(data: bytes) -> tuple[list[int], list[bytes]]:
     """The file's non-blank lines (as they are, not stripped) and their 1-based numbers."""
-    body = data[:-1] if data.endswith(b"\n") else data
-    if body[:1] == b"{" and body.count(b"\n") == body.count(b"\n{"):
+    raw = (data[:-1] if data.endswith(b"\n") else data).split(b"\n")
+    if [line[:1] for line in raw].count(b"{") == len(raw):
         # Every line starts with "{" (a row, as upstream writes them): none is blank, and the lines
-        # are numbered in order — two counts in C instead of a strip per line (40 ms at MemEye scale).
-        raw = body.split(b"\n")
+        # are numbered in order — no strip per line (40 ms at MemEye scale; bytes.count of "\n{" over
+        # the files, the first way tried, cost as much).
         return list(range(1, len(raw) + 1)), raw
     lines, raw = [], []
     for line_no, line in enumerate(data.split(b"\n"), start=1):
