@@ -122,6 +122,7 @@ def steal_seconds() -> float | None:
 
 
 def steal_during(before: float | None) -> float | None:
+    """Steal seconds since `before` (a steal_seconds reading); None where either is unknown."""
     after = steal_seconds()
     return None if before is None or after is None else round(after - before, 2)
 
@@ -292,9 +293,9 @@ def floor_ratios(bench: Path, runs: Path, work: Path, repeat: int) -> dict:
         imp = bare_import()
         parse, n = orjson_parse(runs)
         base = [sys.executable, "-m", "scorer", "score", str(bench), "--runs", str(runs), "--format", "json"]
-        stolen = steal_seconds()
+        steal_before = steal_seconds()
         t_def, _, cpu_def, _ = run_timed([*base, "--out", str(work / f"default{i}")])
-        stolen = steal_during(stolen)
+        stolen = steal_during(steal_before)
         t_old = run_timed([*base, "--sections", OLD_SECTIONS, "--out", str(work / f"old{i}")])[0]
         reader = json.loads((work / f"default{i}" / "report.json").read_text())["inputs"]["runs"]["reader"]
         out.append({"load_average": la, "import_s": round(imp, 3), "orjson_parse_s": round(parse, 3), "rows": n,
@@ -322,9 +323,9 @@ def million_floor(runs: Path, work: Path, bench: Path, args: argparse.Namespace,
         warm_files(bench, big)
         la = load()[0]
         parse, n = orjson_parse(big)
-        stolen = steal_seconds()
+        steal_before = steal_seconds()
         t, _, cpu, _ = run_timed(cmd)
-        stolen = steal_during(stolen)
+        stolen = steal_during(steal_before)
         out.append({"load_average": la, "rows": n, "orjson_parse_s": round(parse, 2), "score_s": round(t, 2),
                     "score_cpu_s": round(cpu, 2), "score_steal_s": stolen,
                     "score_vs_parse": round(t / parse, 2)})

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scorer.load.lean import read_frame, read_loaded, run_folders
+from scorer.load.hashes import run_files
 from scorer.load.joined_rows import JOINED, JoinedRows
 from scorer.load.memeye import load_benchmark
 from scorer.model import Benchmark, Run
@@ -62,7 +63,7 @@ def read_runs(bench: Benchmark, runs: Sequence[str | Path] | Sequence[Run], opti
     if is_loaded(runs):
         loaded = list(runs)
         frame, unmatched, joined = read_loaded(bench, loaded, options.names)
-        files = [f for r in loaded for f in record.run_files(r.folder, hashes)]
+        files = [f for r in loaded for f in run_files(r.folder, hashes)]
         return ReadRuns(loaded, frame, files, unmatched, list(dict.fromkeys(str(r.folder) for r in loaded)), "full",
                         joined)
     if needs_raw:
@@ -72,7 +73,7 @@ def read_runs(bench: Benchmark, runs: Sequence[str | Path] | Sequence[Run], opti
         note("reading runs", 0, len(folders))
         loaded = load_runs(folders, benchmark=bench)
         frame, unmatched, joined = read_loaded(bench, loaded, options.names)
-        files = [f for r in loaded for f in record.run_files(r.folder)]
+        files = [f for r in loaded for f in run_files(r.folder)]
         return ReadRuns(loaded, frame, files, unmatched, list(runs), "full", joined)
     lean = read_frame(bench, runs, options.names,
                       progress=lambda done, total: note("reading runs", done, total), meanwhile=meanwhile,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from scorer import __version__
-from scorer.load.hashes import dialog_files, run_files, sha256_of
+from scorer.load.hashes import dialog_files, sha256_of
 from scorer.model import Benchmark
 from scorer.safe_text import path_text
 from scorer.sections.base import ScoreOptions
