@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from scorer.commands import check_bounds
@@ -142,6 +142,16 @@ def _printer(to_files: bool) -> Callable[[], None]:
     return imports
 
 
+def _encoder(out: str | None, formats: Sequence[str]) -> Callable[[object], bytes] | None:
+    """With report.json to write: each section's text in it, encoded where the section is built
+    (scorer.scoring.score's `encode`)."""
+    if not out or "json" not in formats:
+        return None
+    from scorer.report.jsonfile import section_text
+
+    return section_text
+
+
 class _Progress:
     """A rich progress bar on stderr while scoring (only when stderr is a terminal). rich is only
     imported here when it may be one: otherwise the runs are read first (scorer.scoring.score
@@ -220,7 +230,7 @@ def run(args: argparse.Namespace) -> int:
     with _Progress() as progress:
         report = score(args.bench, args.runs, db=args.db, options=options, sections=sections,
                        allow_outside_root=args.allow_outside_root, progress=progress,
-                       while_reading=_printer(bool(args.out)))
+                       while_reading=_printer(bool(args.out)), encode=_encoder(args.out, formats))
     from rich.console import Console
     from rich.text import Text
 

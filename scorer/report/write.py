@@ -39,7 +39,7 @@ def write_report(report, out: Path, formats: Sequence[str], decimals: int | None
     if "csv" in formats:
         written += csvfiles.write(report.sections, out / "csv")
     if "json" in formats:
-        written.append(jsonfile.write(data, out / "report.json"))
+        written.append(jsonfile.write(data, out / "report.json", getattr(report, "texts", None)))
     if "tex" in formats:
         written += latex.write(report.sections, out, figures, *(() if decimals is None else (decimals,)))
     return written

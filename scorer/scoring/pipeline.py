@@ -17,7 +17,7 @@ from scorer.model import Benchmark, Run
 from scorer.scoring.context import Progress, build_context, is_loaded
 from scorer.scoring.inputs import versions
 from scorer.scoring.result import Report
-from scorer.scoring.run import run_sections
+from scorer.scoring.run import Encode, run_sections_encoded
 from scorer.sections.base import ScoreOptions, SectionResult
 from scorer.sections.registry import REQUIRED, Section, select
 
@@ -32,6 +32,7 @@ def score(
     allow_outside_root: bool = False,
     progress: Progress | None = None,
     while_reading: Callable[[], Any] | None = None,
+    encode: Encode | None = None,
 ) -> Report:
     """Score a benchmark's runs (and annotations). `bench` and `runs` are paths, or already loaded
     (a Benchmark; Run objects as scorer.load.runs.load_runs reads them): the app scores what it
@@ -39,7 +40,9 @@ def score(
     `lean` (paths only): None = the lean reader exactly when no chosen section needs raw rows;
     True/False force it (True with a raw-needing section is an error). `while_reading`, if given, is
     called once in this process, while forked workers read the runs where they do (the command
-    line imports its printer there)."""
+    line imports its printer there). `encode`, if given, turns each section's data into its text
+    in the report file where the section is built (Report.texts; the command line writing
+    report.json passes scorer.report.jsonfile.section_text)."""
     options = options or ScoreOptions()
     chosen = select(sections)
     raw = [s.name for s in chosen if s.raw]
@@ -56,7 +59,7 @@ def score(
     else:
         _meanwhile(chosen, while_reading)
         ctx, inputs, warnings = build_context(bench, runs, db, options, True, allow_outside_root, progress)
-    return _report(ctx, inputs, warnings, chosen, sections is not None, progress)
+    return _report(ctx, inputs, warnings, chosen, sections is not None, progress, encode)
 
 
 def _meanwhile(chosen: Sequence[Section], also: Callable[[], Any] | None) -> None:
@@ -68,9 +71,11 @@ def _meanwhile(chosen: Sequence[Section], also: Callable[[], Any] | None) -> Non
 
 
 def _report(ctx, inputs: dict, warnings: list[str], chosen: Sequence[Section], selected: bool,
-            progress: Progress | None) -> Report:
-    results = run_sections(ctx, chosen, progress)
+            progress: Progress | None, encode: Encode | None = None) -> Report:
+    built = run_sections_encoded(ctx, chosen, encode, progress)
+    results = [r for r, _ in built]
+    texts = {r.name: t for r, t in built if t is not None}
     if selected:
         names = {s.name for s in chosen}
         results += [SectionResult.absent(name, "not selected (--sections)") for name in REQUIRED if name not in names]
-    return Report(inputs=inputs, sections=results, warnings=warnings)
+    return Report(inputs=inputs, sections=results, warnings=warnings, texts=texts)

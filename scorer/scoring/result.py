@@ -15,6 +15,9 @@ class Report:
     inputs: dict
     sections: list[SectionResult]
     warnings: list[str] = field(default_factory=list)
+    # Section name → its data's text in report.json (scorer.report.jsonfile.section_text), for the
+    # sections encoded where they were built (`score(..., encode=...)`); the writer encodes the rest.
+    texts: dict[str, bytes] = field(default_factory=dict)
 
     def section(self, name: str) -> SectionResult | None:
         return next((s for s in self.sections if s.name == name), None)

@@ -18,17 +18,29 @@ Progress = Callable[[str, int, int], None]  # (stage description, done, total)
 MIN_ROWS_PARALLEL = 10_000
 
 
+Encode = Callable[[object], bytes]  # a section's data → its text in the report file (scorer.report.jsonfile.section_text)
+
+
 def run_sections(ctx: ScoreContext, sections: Sequence[Section],
                  progress: Progress | None = None) -> list[SectionResult]:
     """Every section's result, in `sections` order. Sections are independent once the context is
     built; each module's optional `prepare(ctx)` (shared derived data) runs in this process, once,
     before that module's section (forked processes that run such sections are forked after it and
     inherit what it computed; the other sections start meanwhile)."""
+    return [r for r, _ in run_sections_encoded(ctx, sections, None, progress)]
+
+
+def run_sections_encoded(ctx: ScoreContext, sections: Sequence[Section], encode: Encode | None,
+                         progress: Progress | None = None) -> list[tuple[SectionResult, bytes | None]]:
+    """run_sections, each result with `encode(result.data)` (None without `encode`), encoded in the
+    process that built it: a forked process's sections are encoded there while the others are
+    built, not one after another by the writer at the end."""
     with gc_paused():  # sections build acyclic results; the collector would rescan what they read
-        return _run_sections(ctx, sections, progress)
+        return _run_sections(ctx, sections, progress, encode)
 
 
-def _run_sections(ctx: ScoreContext, sections: Sequence[Section], progress: Progress | None) -> list[SectionResult]:
+def _run_sections(ctx: ScoreContext, sections: Sequence[Section], progress: Progress | None,
+                  encode: Encode | None) -> list[tuple[SectionResult, bytes | None]]:
     modules = [s.load() for s in sections]
     default = None if len(ctx.frame) >= MIN_ROWS_PARALLEL else 1
     workers = worker_count(len(sections), default)
@@ -48,14 +60,19 @@ def _run_sections(ctx: ScoreContext, sections: Sequence[Section], progress: Prog
             for prepare in prepares:
                 prepare(ctx)
 
-        out = fork_staged(lambda mod: mod.build(ctx), modules, workers, first, later, stage)
+        out = fork_staged(lambda mod: _built(mod, ctx, encode), modules, workers, first, later, stage)
     else:
         out = []
         with one_blas_thread():  # as fork_staged runs each process: values independent of the cores
             for i, (section, mod) in enumerate(zip(sections, modules)):
                 if progress:
                     progress(f"section {section.name}", i, len(sections))
-                out.append(mod.build(ctx))
+                out.append(_built(mod, ctx, encode))
     if progress:
         progress("done", len(sections), len(sections))
     return out
+
+
+def _built(module, ctx: ScoreContext, encode: Encode | None) -> tuple[SectionResult, bytes | None]:
+    result = module.build(ctx)
+    return result, None if encode is None else encode(result.data)

@@ -185,6 +185,64 @@ def test_staged_items_start_while_the_stage_runs_and_later_ones_see_it(tmp_path)
     assert all(seen == 42 for _, _, seen in got[1:])
 
 
+def test_no_helper_is_forked_after_the_stage_while_first_items_wait():
+    """Helpers for the `later` items are forked only once every `first` item is taken: before, the
+    processes on `first` still have work, and a helper forked beside them only shares the cores
+    (and makes both sides copy the pages they write). Here the worker is still on its first item
+    when the stage ends, two more wait: every item is computed by this process or that worker."""
+    import time
+
+    def work(x: int):
+        if x < 3:
+            time.sleep(0.3)  # `first` items: the worker is on one of them long after the stage ends
+        return x, os.getpid()
+
+    got = fork_staged(work, list(range(5)), workers=2, first=[0, 1, 2], later=[3, 4], stage=lambda: None)
+    assert [x for x, _ in got] == [0, 1, 2, 3, 4]
+    assert len({pid for _, pid in got}) == 2, got  # this process and the one worker: no helper
+    assert {pid for x, pid in got if x >= 3} == {PARENT}  # `later` items: taken here, at once
+
+
+def test_a_helper_is_forked_when_later_items_wait_and_first_ones_are_all_taken():
+    """The other side of the rule: the worker takes the one `first` item, the stage ends, and two
+    `later` items wait: a helper takes one beside this process."""
+    import time
+
+    def work(x: int):
+        time.sleep(0.4 if x == 0 else 0.3)
+        return x, os.getpid()
+
+    got = fork_staged(work, list(range(3)), workers=2, first=[0], later=[1, 2], stage=lambda: time.sleep(0.1))
+    assert [x for x, _ in got] == [0, 1, 2]
+    assert len({pid for _, pid in got}) == 3, got  # this process, the worker and a helper
+
+
+def test_a_late_helper_is_forked_only_while_the_items_left_take_long():
+    """The worker finishes both `first` items while this process is still on `later` ones (item 1
+    still waited when the stage ended, so no helper was forked then): a helper is forked for what
+    waits only when the item this process computed last took LATE_HELPER_S or more (at MemEye scale
+    the items left then are done in a moment, and a fork of the large scoring process costs more
+    than it saves)."""
+    import time
+
+    from scorer.forked import LATE_HELPER_S
+
+    def run(seconds: float, n_later: int):
+        def work(x: int):
+            time.sleep({0: 0.2, 1: 0.01}.get(x, seconds))  # items 0 and 1, `first`: the worker's
+            return x, os.getpid()
+        n = 2 + n_later
+        got = fork_staged(work, list(range(n)), workers=2, first=[0, 1], later=list(range(2, n)),
+                          stage=lambda: time.sleep(0.05))
+        assert [x for x, _ in got] == list(range(n))
+        return got
+
+    slow = run(LATE_HELPER_S * 2, 6)  # this process is on them until ~0.65 s; the worker is done at ~0.21 s
+    assert len({pid for _, pid in slow}) == 3, slow  # this process, the worker and a helper
+    quick = run(LATE_HELPER_S * 0.4, 20)  # as long in all, each item quicker than a fork is worth
+    assert {pid for x, pid in quick if x > 1} == {PARENT}, quick  # `later` items here, no helper forked
+
+
 def test_staged_errors_and_dead_workers_are_recomputed_here():
     from scorer.forked import fork_staged
 
