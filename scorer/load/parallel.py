@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import pickle
 import shutil
 import signal
 import tempfile
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from scorer.forked import claim_from, fork_child
+from scorer.forked import claim_from, fork_child, load_result
 
 
 def _pick_up(folder: str, results: dict[int, Any]) -> None:
@@ -27,10 +26,8 @@ def _pick_up(folder: str, results: dict[int, Any]) -> None:
     for name in os.listdir(folder):
         if name.endswith(".pkl"):
             path = os.path.join(folder, name)
-            with open(path, "rb") as fh:
-                blob = fh.read()
+            results[int(name[:-4])] = load_result(path)
             os.unlink(path)
-            results[int(name[:-4])] = pickle.loads(blob)
 
 
 def read_parts(parts: Sequence[Sequence[Any]], n_processes: int, work: Callable[[Sequence[Any]], Any],

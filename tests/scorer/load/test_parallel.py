@@ -60,3 +60,26 @@ def test_an_exception_in_a_worker_is_raised_here_as_this_process_raises_it():
 
     with pytest.raises(ValueError, match=r"bad part \[3\]"):
         read_parts([[k] for k in range(6)], 2, fail_on_three)
+
+
+def _big_part(part):
+    import numpy as np
+
+    time.sleep(0.02)
+    return [(x, os.getpid(), np.full(200_000, float(x)), [f"row {x}:{i}" for i in range(5_000)]) for x in part]
+
+
+def test_large_part_results_come_back_whole():
+    """Each part's result (megabytes here, as at MemEye scale) is read back through a mapping of
+    the file its worker wrote (scorer.forked.load_result) and equals the part read here."""
+    import numpy as np
+
+    before = _left_behind()
+    parts = [[k] for k in range(8)]
+    got = read_parts(parts, 2, _big_part)
+    assert {pid for part in got for _, pid, _, _ in part} - {PARENT}  # a worker read some
+    for part, res in zip(parts, got):
+        (x, _, values, names), = res
+        assert x == part[0] and np.array_equal(values, np.full(200_000, float(x)))
+        assert names == [f"row {x}:{i}" for i in range(5_000)]
+    assert _left_behind() == before
