@@ -180,6 +180,7 @@ def fork_staged(func: Callable[[Any], Any], items: Sequence[Any], workers: int, 
             if os.waitpid(pid, os.WNOHANG)[0]:
                 running.discard(pid)
 
+    finished = False  # every item claimed and every forked process waited for
     try:
         if first:
             spawn([now])
@@ -208,6 +209,7 @@ def fork_staged(func: Callable[[Any], Any], items: Sequence[Any], workers: int, 
             for pid in list(running):
                 os.waitpid(pid, 0)
                 running.discard(pid)
+        finished = True
     finally:
         for pid in running:  # interrupted: stop the forked processes
             try:
@@ -220,10 +222,11 @@ def fork_staged(func: Callable[[Any], Any], items: Sequence[Any], workers: int, 
         # scale, measured after the results' unpickling). Frozen objects are still freed by
         # reference counting.
         try:
-            with gc_paused():  # the results are kept: not walked by the collector as they are built
-                for name in os.listdir(folder):
-                    if name.endswith(".pkl") and int(name[:-4]) not in results:
-                        results[int(name[:-4])] = load_result(os.path.join(folder, name))
+            if finished:  # (interrupted: the error goes up as it is, no result is read)
+                with gc_paused():  # the results are kept: not walked by the collector as they are built
+                    for name in os.listdir(folder):
+                        if name.endswith(".pkl") and int(name[:-4]) not in results:
+                            results[int(name[:-4])] = load_result(os.path.join(folder, name))
         finally:
             shutil.rmtree(folder, ignore_errors=True)
     return [results[i] if i in results else func(items[i]) for i in range(n)]

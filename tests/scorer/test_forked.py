@@ -335,8 +335,11 @@ def test_a_result_that_does_not_pickle_is_computed_again_here():
 
 
 def big_result(x: int) -> dict:
+    import time
+
     import numpy as np
 
+    time.sleep(0.05)  # long enough that the forked process takes some
     rng = np.random.default_rng(x)
     return {"x": x, "pid": os.getpid(), "values": rng.random(400_000), "names": [f"round {i}" for i in range(20_000)]}
 
@@ -371,3 +374,36 @@ def test_an_empty_result_file_is_the_error_an_empty_pickle_is(tmp_path):
     whole = tmp_path / "1.pkl"
     whole.write_bytes(pickle.dumps({"a": [1, 2.5, "x"]}))
     assert load_result(str(whole)) == {"a": [1, 2.5, "x"]}
+
+
+def _refuse_to_load():
+    raise RuntimeError("this result cannot be loaded")
+
+
+class FailsToLoad:
+    """Pickles, but raises when unpickled."""
+
+    def __reduce__(self):
+        return (_refuse_to_load, ())
+
+
+def interrupted_here(x: int):
+    import time
+
+    if os.getpid() == PARENT:
+        time.sleep(0.6)  # the worker writes a result or two meanwhile
+        raise KeyboardInterrupt
+    time.sleep(0.2)  # slow enough that this process claims an item before the worker has them all
+    return FailsToLoad()
+
+
+def test_an_interruption_goes_up_as_itself_and_no_result_is_read(tmp_path, monkeypatch):
+    """Interrupted (Ctrl-C while this process computes an item), fork_staged stops its workers,
+    removes their results unread and lets the interruption go up: reading a result then could
+    only raise something else in its place."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with pytest.raises(KeyboardInterrupt):
+        fork_staged(interrupted_here, [1, 2, 3, 4], workers=2, first=[0, 1, 2, 3], later=[])
+    assert list(tmp_path.iterdir()) == []

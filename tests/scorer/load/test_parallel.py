@@ -65,7 +65,7 @@ def test_an_exception_in_a_worker_is_raised_here_as_this_process_raises_it():
 def _big_part(part):
     import numpy as np
 
-    time.sleep(0.02)
+    time.sleep(0.05)  # long enough that a worker claims some parts
     return [(x, os.getpid(), np.full(200_000, float(x)), [f"row {x}:{i}" for i in range(5_000)]) for x in part]
 
 
