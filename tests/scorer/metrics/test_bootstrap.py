@@ -281,6 +281,29 @@ def test_percentiles_equal_numpy_quantile_and_a_sort_exactly(size, confidence):
         assert np.array_equal(got, a + (b - a) * frac if frac < 0.5 else b - (b - a) * (1 - frac))
 
 
+@pytest.mark.parametrize("size", [1, 2, 5, 1_000, 10_000])
+def test_order_statistics_placed_one_at_a_time_equal_one_partition(size):
+    """place_order_statistics (a partition at each k in turn, issue 19) puts at every k the value
+    numpy's one multi-k partition and a full sort put there, NaN, infinities and ties included."""
+    from scorer.metrics.resample import place_order_statistics
+
+    rng = np.random.default_rng(size)
+    normal = rng.normal(size=(3, size))
+    ties = np.round(rng.random((3, size)) * 4) / 4
+    odd = rng.normal(size=(3, size))
+    odd[rng.random((3, size)) < 0.1] = np.nan
+    odd[rng.random((3, size)) < 0.05] = np.inf
+    odd[rng.random((3, size)) < 0.05] = -np.inf
+    rows = np.vstack([normal, ties, odd, np.full((1, size), np.nan)])
+    positions = {min(k, size - 1) for k in (0, size // 40, size // 40 + 1, size - size // 40 - 1, size - size // 40)}
+    for kth in (sorted(positions), [size // 2], [0], [size - 1]):
+        got = rows.copy()
+        place_order_statistics(got, kth)
+        for ref in (np.partition(rows, kth, axis=1), np.sort(rows, axis=1)):
+            assert np.array_equal(got[:, kth], ref[:, kth], equal_nan=True), kth
+        assert np.array_equal(np.sort(got, axis=1), np.sort(rows, axis=1), equal_nan=True)  # the same values
+
+
 @pytest.mark.parametrize("n, resamples", [(30, 400), (2_000, 7_000)])  # cached multiplicities | index draws
 def test_resample_code_counts_equal_the_multiplicity_product(n, resamples):
     from scorer.metrics.resample import COUNTS_CACHE_BYTES, resample_code_counts
