@@ -2,19 +2,20 @@
 run, mode, item and the row's evidence fields, or its Prediction when runs are read whole), and the
 lean reader's compact form of those fields, written in the worker that read them (evidence_segment):
 each chunk's answer fields as one JSON text, each row's logged lists as its own, read the first time
-a section asks (LazyRow) — and what every row logged for the evidence arrays, parsed in that worker.
+a section asks (LazyRow) — and what every row logged for the evidence arrays, parsed in that worker
+into a few flat arrays (scorer.metrics.logged_lists.LoggedLists).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from itertools import repeat
-from sys import intern
 from typing import Any
 
 import msgspec
 import numpy as np
 
+from scorer.metrics.logged_lists import LoggedLists, RoundNames
 from scorer.model import Item, Prediction
 from scorer.model.rows import delivered_of, history_source_of
 
@@ -55,9 +56,9 @@ class JoinedRows:
         self.abstained_logged = abstained_logged
 
     @property
-    def logged(self) -> list | None:
-        """Per row, what it logged for the evidence arrays (None, or (ranking, delivered) as
-        scorer.metrics.evidence_flat.logged_lists gives them); None when the rows are Predictions."""
+    def logged(self) -> LoggedLists | None:
+        """What every row logged for the evidence arrays (as scorer.metrics.evidence_flat.logged_lists
+        reads it, in flat arrays); None when the rows are Predictions."""
         ev = self._evidence
         return None if ev is None else ev.logged()
 
@@ -97,12 +98,9 @@ class EvidenceRows:
                 out.extend(seg[1])
         return out
 
-    def logged(self) -> list:
-        """Per row: None, or (ranking, delivered) as logged_lists gives them."""
-        out: list = []
-        for seg in self.segments:
-            out.extend(seg[-1])
-        return out
+    def logged(self) -> LoggedLists:
+        """What every row logged (logged_lists), the segments' arrays joined."""
+        return LoggedLists.concat([seg[-1] for seg in self.segments])
 
 
 class _Small(msgspec.Struct, omit_defaults=True):
@@ -238,24 +236,19 @@ def _ranking_of_text(ev: Mapping[str, Any], text: Any) -> Any:
 def _logged_of(ev: Mapping[str, Any], retrieved: Any = None) -> Any:
     """logged_lists of a row's evidence dict, its delivered list as Prediction.delivered reads it;
     `retrieved`: the row's `retrieved` as JSON text (ev holds it undecoded), read by
-    _ranking_of_text. Round ids are interned: a chunk names a few hundred rounds hundreds of
-    thousands of times, and pickle sends an object it has sent before as a reference."""
+    _ranking_of_text."""
     from scorer.metrics.evidence_flat import logged_lists  # numpy-level code: in the reader workers only
 
-    got = logged_lists(ev, lambda: delivered_of(ev, history_source_of(ev)),
-                       None if retrieved is None else lambda: _ranking_of_text(ev, retrieved))
-    if got is None:
-        return None
-    ranking, delivered = got
-    return (None if ranking is None else (list(map(intern, ranking[0])), ranking[1]),
-            None if delivered is None else tuple(map(intern, delivered)))
+    return logged_lists(ev, lambda: delivered_of(ev, history_source_of(ev)),
+                        None if retrieved is None else lambda: _ranking_of_text(ev, retrieved))
 
 
-def evidence_segment(rows: list, keep: list[int]) -> tuple:
+def evidence_segment(rows: list, keep: list[int], names: RoundNames | None = None) -> tuple:
     """The kept rows' evidence (rows decoded by the fast schema), as sent from a worker: ("fast",
     the answer fields of every row as one JSON text, each row's lists as a JSON text or None, what
-    each row logged). rotations and method_runtime keep every field their structs declare (null
-    where absent), as the dict path's decode of the same row does."""
+    each row logged as LoggedLists, its round ids numbered by `names`). rotations and
+    method_runtime keep every field their structs declare (null where absent), as the dict path's
+    decode of the same row does."""
     small, lists, logged = [], [], []
     null = _NULL
     for i in keep:
@@ -287,14 +280,14 @@ def evidence_segment(rows: list, keep: list[int]) -> tuple:
         if ls.retrieved is not None:
             ev["retrieved"] = ls.retrieved  # read as text only
         logged.append(_logged_of(ev, ls.retrieved))
-    return ("fast", _ENCODER.encode(small), lists, logged)
+    return ("fast", _ENCODER.encode(small), lists, LoggedLists.build(logged, names))
 
 
-def evidence_dicts(rows: list, keep: list[int]) -> tuple:
+def evidence_dicts(rows: list, keep: list[int], names: RoundNames | None = None) -> tuple:
     """The kept rows' evidence (rows read as dicts), as sent from a worker: ("dicts", each row's
-    evidence dict, what each row logged)."""
+    evidence dict, what each row logged as LoggedLists)."""
     evs = [evidence_of_dict(rows[i]) for i in keep]
-    return ("dicts", evs, [_logged_of(ev) for ev in evs])
+    return ("dicts", evs, LoggedLists.build([_logged_of(ev) for ev in evs], names))
 
 
 def evidence_of_dict(row: dict) -> dict:

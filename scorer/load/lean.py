@@ -32,6 +32,7 @@ from scorer.load.parallel import read_parts
 from scorer.load.row_checks import lenient_row, row_problems
 from scorer.load.runs import PREDICTIONS, find_run_folders, gc_paused, run_identity
 from scorer.load.tasks import resolve_task
+from scorer.metrics.logged_lists import RoundNames
 from scorer.model import Benchmark, Run, RunProblem, frozen_map
 from scorer.names import DEFAULT_DISPLAY_NAMES
 
@@ -158,7 +159,8 @@ def _decode_rows(raw: list[bytes], pred_path: Path, lines: list[int],
 
 
 def _read_folder(folder: Path, table: ItemTable, cols: Columns, names: Mapping[str, str], files: list,
-                 shared: dict | None = None, evidence: bool = False) -> tuple[Run, int]:
+                 shared: dict | None = None, evidence: bool = False,
+                 round_names: RoundNames | None = None) -> tuple[Run, int]:
     config = _json_file(folder / "config.json", files)
     metrics = _json_file(folder / "metrics.json", files)
     pred_path = folder / PREDICTIONS
@@ -179,7 +181,7 @@ def _read_folder(folder: Path, table: ItemTable, cols: Columns, names: Mapping[s
         problems.append(RunProblem(str(folder / "metrics.json"), "note", note, "task_name"))
     run = Run(backbone=backbone, method=method, mode=mode, task=task, folder=folder, modality=modality,
               config=frozen_map(config), metrics=frozen_map(metrics), problems=tuple(problems))
-    found, unmatched = row_columns(rows, lines, run, names, table, shared, fast, evidence)
+    found, unmatched = row_columns(rows, lines, run, names, table, shared, fast, evidence, round_names)
     cols.add(found)
     return run, unmatched
 
@@ -221,11 +223,11 @@ PARTS_PER_PROCESS = 6  # parts claimed one at a time: whoever is free takes the 
 def _read_chunk(folders: list[Path], table: ItemTable, names: Mapping[str, str], evidence: bool = False) -> tuple:
     """Read some folders; returns plain data (Run holds read-only mappings, which do not pickle; a
     DataError's message travels as text)."""
-    cols, files, idents, unmatched, shared = Columns(evidence), [], [], 0, {}
+    cols, files, idents, unmatched, shared, round_names = Columns(evidence), [], [], 0, {}, RoundNames()
     try:
         with gc_paused():
             for f in folders:
-                run, miss = _read_folder(f, table, cols, names, files, shared, evidence)
+                run, miss = _read_folder(f, table, cols, names, files, shared, evidence, round_names)
                 idents.append((run.backbone, run.method, run.mode, run.task, run.folder, run.modality,
                                dict(run.config), dict(run.metrics), run.problems))
                 unmatched += miss
@@ -282,8 +284,9 @@ def read_frame(
             if meanwhile is not None:
                 meanwhile()
             shared: dict = {}
+            round_names = RoundNames()
             for i, folder in enumerate(folders):
-                run, miss = _read_folder(folder, items, cols, names, files, shared, evidence)
+                run, miss = _read_folder(folder, items, cols, names, files, shared, evidence, round_names)
                 runs.append(run)
                 unmatched += miss
                 if progress:

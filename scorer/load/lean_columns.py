@@ -15,6 +15,7 @@ from scorer.load.frame import COLUMNS
 from scorer.load.join import logged_question, question_id_of, question_matches
 from scorer.load.joined_rows import EvidenceRows, JoinedRows, evidence_dicts, evidence_segment
 from scorer.load.row_checks import SCORE_FIELDS
+from scorer.metrics.logged_lists import RoundNames
 from scorer.model import X_LABELS, Y_LABELS, Benchmark, Item, Run
 from scorer.model.rows import SHARED_LETTERS, choices_of_row, num, row_text
 from scorer.names import display_name
@@ -174,12 +175,14 @@ def _struct_choices(row: Any) -> tuple | None:
 
 
 def row_columns(rows: list, lines: list[int], run: Run, names: Mapping[str, str], table: ItemTable,
-                shared: dict | None = None, fast: bool = False, evidence: bool = False) -> tuple[dict, int]:
+                shared: dict | None = None, fast: bool = False, evidence: bool = False,
+                round_names: RoundNames | None = None) -> tuple[dict, int]:
     """One run's rows (dicts, or with `fast` structs of the lean reader's schema) that join to an
     item, as a compact chunk, and how many did not join. Column by column, so that each field is
     read at C speed where it can be; the same values as scorer.load.runs.parse_row +
     scorer.load.frame.predictions_frame. `shared` interns choice tuples and short answers across
-    chunks (a worker's chunk travels to the parent pickled, and a shared object is pickled once)."""
+    chunks (a worker's chunk travels to the parent pickled, and a shared object is pickled once);
+    `round_names` numbers the round ids the evidence fields log, across chunks alike."""
     task, mode = run.task, run.mode
     if fast:
         def col(name: str) -> list:
@@ -207,7 +210,7 @@ def row_columns(rows: list, lines: list[int], run: Run, names: Mapping[str, str]
     if evidence:
         # The evidence fields of each kept row, and the item the gates section joins an MCQ row to
         # (by "<task>:<idx>" only, as scorer.metrics.gates does).
-        ev_rows = evidence_segment(rows, keep) if fast else evidence_dicts(rows, keep)
+        ev_rows = (evidence_segment if fast else evidence_dicts)(rows, keep, round_names)
         by_id = table.mcq_by_id
         gate_pos = np.array([by_id.get(f"{tasks[i]}:{idxs[i]}", by_id.get(f"{task}:{idxs[i]}", -1))
                              if modes[i] == "mcq" else -1 for i in keep], dtype=np.int64)

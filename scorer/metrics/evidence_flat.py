@@ -15,15 +15,15 @@ Pure functions: no I/O, no printing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import repeat
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from scorer.metrics.evidence import Y3, fact_modality, round_modalities
+from scorer.metrics.logged_lists import Logged, LoggedLists
 from scorer.model import Item, Task
 from scorer.model.labels import CHAIN_MODALITIES
-from scorer.model.rows import num, upstream_ranking
+from scorer.model.rows import upstream_ranking
 
 NAN = float("nan")
 NO_RANK = np.iinfo(np.int64).max  # no stale round in the top K
@@ -62,9 +62,6 @@ def _explicit(raw: list) -> tuple[list[str], list[Any]]:
     return ids, scores
 
 
-Logged = tuple[tuple[list[str], list[Any]] | None, tuple[str, ...] | None]  # (ranking, delivered)
-
-
 def logged_lists(row: Mapping[str, Any], delivered: Callable[[], tuple[str, ...] | None],
                  ranking: Callable[[], tuple[list[str], list[Any]] | None] | None = None) -> Logged | None:
     """What a row logged for the evidence arrays: (its ranking as ranking_of reads it, or None; its
@@ -78,17 +75,6 @@ def logged_lists(row: Mapping[str, Any], delivered: Callable[[], tuple[str, ...]
         if d is not None:
             return None, d
     return None
-
-
-_PLAIN = {float, int, bool, type(None)}  # numpy reads these as num() does (None as NaN)
-
-
-def scores_of(logged: list) -> np.ndarray:
-    """Logged scores as num() reads them, NaN where it gives None (a missing score ties with nothing,
-    as None does in scorer.metrics.evidence.tie_ranks)."""
-    if set(map(type, logged)) <= _PLAIN:
-        return np.asarray(logged, dtype=float)
-    return np.asarray([NAN if (v := num(x)) is None else v for x in logged], dtype=float)
 
 
 # ----------------------------------------------------------------------------------- codes
@@ -124,15 +110,12 @@ class Codes:
         self.task_of.append(task)
         return code
 
-    def code_all(self, task: Task, ids: Sequence[str]) -> list[int]:
+    def code(self, task: Task, rid: str) -> int:
+        """The code of (task, round id): a new one, for a round the task does not have, the first
+        time it is asked for."""
         tbl = self.table(task)
-        codes = list(map(tbl.get, ids, repeat(-1, len(ids))))
-        if -1 in codes:  # a round id the task does not have
-            for i, c in enumerate(codes):
-                if c == -1:
-                    c = tbl.get(ids[i])
-                    codes[i] = c if c is not None else self._add(tbl, task, ids[i], False, -1, -1)
-        return codes
+        c = tbl.get(rid)
+        return c if c is not None else self._add(tbl, task, rid, False, -1, -1)
 
     def names(self) -> list[str]:
         """Round id of each code."""
@@ -228,6 +211,14 @@ class FlatEvidence:
         return tuple(names[c] for c in codes.tolist())
 
 
+def _repeats(row: np.ndarray, code: np.ndarray, n_codes: int) -> bool:
+    """Whether some row names a code twice."""
+    if len(row) < 2:
+        return False
+    keys = np.sort(row * n_codes + code)
+    return bool((keys[1:] == keys[:-1]).any())
+
+
 def _first_of_each(row: np.ndarray, code: np.ndarray, n_codes: int) -> np.ndarray:
     """Indices of the first occurrence of each (row, code), in order."""
     if not len(row):
@@ -265,57 +256,72 @@ def flat_evidence(rows: Sequence[tuple[Task, Item, Mapping[str, Any] | None, Seq
             s = slots[id(item)] = len(items)
             items.append((task, item))
         item_of.append(s)
-    logged = [(i, None if raw is None else ranking_of(raw), delivered) for i, (_, _, raw, delivered) in enumerate(rows)
-              if raw is not None or delivered is not None]
-    return flat_arrays(items, item_of, logged)
+    logged = [(None if raw is None else ranking_of(raw), None if delivered is None else tuple(delivered))
+              for _, _, raw, delivered in rows]
+    return flat_arrays(items, item_of, LoggedLists.build(logged))
+
+
+def _in_list_order(first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where the entries of two lists per row (runs of `first[i]` and `second[i]` entries) stand
+    when each row lists its first list, then its second, row after row."""
+    per_row = first + second
+    row_start = np.cumsum(per_row) - per_row
+    out = []
+    for lengths, skip in ((first, 0), (second, first)):
+        rows = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+        within = np.arange(len(rows), dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        out.append((row_start + skip)[rows] + within)
+    return out[0], out[1]
+
+
+def _factorize(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(each key's index into the distinct keys, the distinct keys in order of first appearance)."""
+    import pandas as pd  # the parent process's (pandas is loaded by then); the reader workers never get here
+
+    index, distinct = pd.factorize(keys, sort=False)
+    return index.astype(np.int64, copy=False), np.asarray(distinct, dtype=np.int64)
 
 
 def flat_arrays(items: Sequence[tuple[Task, Item]], item_of: Sequence[int] | np.ndarray,
-                logged: Iterable[tuple[int, tuple[list[str], list[Any]] | None, Sequence[str] | None]]) -> FlatEvidence:
-    """The arrays of rows 0…len(item_of)-1, row i answering items[item_of[i]]. `logged` holds, in row
-    order, every row that may have logged a list: (row, its ranking as ranking_of reads it or None,
-    its delivered list or None); the other rows logged neither."""
+                logged: LoggedLists) -> FlatEvidence:
+    """The arrays of rows 0…len(item_of)-1, row i answering items[item_of[i]]; `logged`: what each
+    of those rows logged (scorer.metrics.logged_lists)."""
     codes = Codes()
     facts_of = [item_facts(task, item, codes) for task, item in items]
     row_slot = np.asarray(item_of, dtype=np.int64)
     n = len(row_slot)
-    e_codes: list[int] = []
-    e_scores: list[Any] = []
-    e_len: list[int] = []
-    e_rows: list[int] = []
-    d_codes: list[int] = []
-    d_len: list[int] = []
-    d_rows: list[int] = []
-    slot_list = row_slot.tolist()
-    e_repeats = d_repeats = False  # a list names a round twice (deduplicated below)
-    for i, ranking, delivered in logged:
-        task = items[slot_list[i]][0]
-        if ranking is not None:
-            ids, sc = ranking
-            c = codes.code_all(task, ids)
-            e_repeats = e_repeats or len(set(c)) != len(c)
-            e_codes += c
-            e_scores += sc
-            e_len.append(len(ids))
-            e_rows.append(i)
-        if delivered is not None:
-            c = codes.code_all(task, delivered)
-            d_repeats = d_repeats or len(set(c)) != len(c)
-            d_codes += c
-            d_len.append(len(delivered))
-            d_rows.append(i)
-    has_ret = np.zeros(n, dtype=bool)
-    has_ret[e_rows] = True
-    has_del = np.zeros(n, dtype=bool)
-    has_del[d_rows] = True
+    if logged.n != n:
+        raise ValueError(f"logged lists of {logged.n} rows for {n} rows")
+    e_row = np.repeat(np.arange(n, dtype=np.int64), logged.r_len)
+    d_row = np.repeat(np.arange(n, dtype=np.int64), logged.d_len)
+    # Round codes, one per distinct (task, round id): the keys (task, name) of every entry in the
+    # order the rows list them (each row's ranking, then its delivered list), so that a round id a
+    # task lacks gets its new code where a row first names it, as coding entry by entry did.
+    task_no: dict[int, int] = {}
+    tasks: list[Task] = []
+    for task, _ in items:
+        if task_no.setdefault(id(task), len(tasks)) == len(tasks):
+            tasks.append(task)
+    row_task = np.asarray([task_no[id(task)] for task, _ in items], dtype=np.int64)[row_slot] \
+        if n else np.zeros(0, dtype=np.int64)
+    round_ids = logged.names
+    width = max(len(round_ids), 1)
+    at_e, at_d = _in_list_order(logged.r_len, logged.d_len)
+    keys = np.empty(len(at_e) + len(at_d), dtype=np.int64)
+    keys[at_e] = row_task[e_row] * width + logged.r_name
+    keys[at_d] = row_task[d_row] * width + logged.d_name
+    which, distinct = _factorize(keys) if len(keys) else (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    code_of = np.asarray([codes.code(tasks[k // width], round_ids[k % width]) for k in distinct.tolist()], dtype=np.int64)
+    entry_code = code_of[which] if len(keys) else np.zeros(0, dtype=np.int64)
+    e_code, d_code = entry_code[at_e], entry_code[at_d]
+    has_ret, has_del = logged.has_rank.copy(), logged.has_del.copy()
     answerable = np.asarray([it.answerable for _, it in items], dtype=bool)[row_slot] if n else np.zeros(0, dtype=bool)
     nc = max(len(codes.exists), 1)
     slot = row_slot
+    slot_list = row_slot.tolist()
     # the ranking, deduplicated per row
-    e_row = np.repeat(np.asarray(e_rows, dtype=np.int64), np.asarray(e_len, dtype=np.int64))
-    e_code = np.asarray(e_codes, dtype=np.int64)
-    e_score = scores_of(e_scores)
-    if e_repeats:
+    e_score = logged.r_score
+    if _repeats(e_row, e_code, nc):
         keep = _first_of_each(e_row, e_code, nc)
         e_row, e_code, e_score = e_row[keep], e_code[keep], e_score[keep]
     counts = np.bincount(e_row, minlength=n)
@@ -330,9 +336,7 @@ def flat_arrays(items: Sequence[tuple[Task, Item]], item_of: Sequence[int] | np.
     head = np.maximum.accumulate(np.where(tie, 0, idx)) if len(idx) else idx
     e_rank = e_pos[head] if len(idx) else idx
     # the delivered list, deduplicated per row
-    d_row = np.repeat(np.asarray(d_rows, dtype=np.int64), np.asarray(d_len, dtype=np.int64))
-    d_code = np.asarray(d_codes, dtype=np.int64)
-    if d_repeats:
+    if _repeats(d_row, d_code, nc):
         keep = _first_of_each(d_row, d_code, nc)
         d_row, d_code = d_row[keep], d_code[keep]
     # per-entry flags against the row's item

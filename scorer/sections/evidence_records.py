@@ -24,7 +24,8 @@ from scorer.load.joined_rows import JOINED, LIST_FIELDS, JoinedRows, same_lists
 from scorer.load.lean_columns import ItemTable
 from scorer.load.runs import gc_paused
 from scorer.metrics.answers import coerce_judge, mcq_em
-from scorer.metrics.evidence_flat import FlatEvidence, Logged, flat_arrays, logged_lists
+from scorer.metrics.evidence_flat import FlatEvidence, flat_arrays, logged_lists
+from scorer.metrics.logged_lists import LoggedLists
 from scorer.metrics.evidence_at_k import AtK, at_k
 from scorer.model.rows import choices_of_row
 from scorer.model import Item, Prediction, Task
@@ -164,10 +165,10 @@ def flat_for(records: Sequence[Record]) -> FlatEvidence:
 
 
 def flat_of(records: Sequence[Record], item_pos: np.ndarray | None = None,
-            logged: Sequence[Logged | None] | None = None) -> FlatEvidence:
+            logged: LoggedLists | None = None) -> FlatEvidence:
     """flat_arrays of the records; `item_pos` (optional) numbers their items (equal positions, one
     item), as the joined rows do; `logged` (optional): what each record's row logged, as
-    logged_lists gives it (the lean reader's workers parse it), else parsed here."""
+    logged_lists reads it (the lean reader's workers parse it), else parsed here."""
     if item_pos is None:
         slots: dict[int, int] = {}
         item_pos = np.fromiter((slots.setdefault(id(r.item), len(slots)) for r in records), dtype=np.int64,
@@ -175,9 +176,8 @@ def flat_of(records: Sequence[Record], item_pos: np.ndarray | None = None,
     _, first, item_of = np.unique(item_pos, return_index=True, return_inverse=True)  # first: each item's first record
     items = [(records[i].task, records[i].item) for i in first.tolist()]
     if logged is None:
-        logged = [logged_lists(p.raw, lambda p=p: p.delivered) for p in (r.prediction for r in records)]
-    rows = [(i, lg[0], lg[1]) for i, lg in enumerate(logged) if lg is not None]
-    return flat_arrays(items, item_of.reshape(-1), rows)
+        logged = LoggedLists.build([logged_lists(p.raw, lambda p=p: p.delivered) for p in (r.prediction for r in records)])
+    return flat_arrays(items, item_of.reshape(-1), logged)
 
 
 def at(ctx: ScoreContext, k: int) -> AtK:
@@ -237,7 +237,7 @@ def _collect(ctx: ScoreContext) -> tuple[list[Record], list[str]]:
     ctx.memo["evidence_item_pos"] = item_pos  # the records' items, numbered (scorer.metrics.evidence_flat)
     logged = j.logged
     if logged is not None:  # what each record's row logged, parsed by the reader's workers
-        ctx.memo["evidence_logged"] = list(map(logged.__getitem__, chosen))
+        ctx.memo["evidence_logged"] = logged.take(chosen)
     items = list(map(j.items.__getitem__, item_pos.tolist()))
     run_of = j.run[chosen].tolist()
     backbones, methods, displays, configs = (list(map(col.__getitem__, run_of)) for col in zip(*per_run))

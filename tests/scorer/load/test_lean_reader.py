@@ -146,6 +146,7 @@ def test_evidence_rows_read_as_json_are_the_rows_evidence_dicts(tmp_path):
     from scorer.load.joined_rows import (EVIDENCE_FIELDS, ROTATION_FIELDS, RUNTIME_FIELDS, EvidenceRows, LazyRow,
                                          evidence_segment)
     from scorer.metrics.evidence_flat import logged_lists
+    from scorer.metrics.logged_lists import LoggedLists, RoundNames, scores_of
     from scorer.model import Prediction
 
     # The reference: every field parsed (no JSON text kept), the dict built field by field.
@@ -189,8 +190,10 @@ def test_evidence_rows_read_as_json_are_the_rows_evidence_dicts(tmp_path):
     decoded = lean._EV_ROWS.decode(body)
     keep = list(range(len(rows)))
     want = [_evidence_of_struct(r) for r in msgspec.json.decode(body, type=list[whole])]
-    evidence = EvidenceRows([evidence_segment(decoded, keep[:2]), ("dicts", [{"kept": "as is"}], [None]),
-                             evidence_segment(decoded, keep[2:])])
+    names = RoundNames()  # shared by the segments of a part, as a reader worker shares it
+    evidence = EvidenceRows([evidence_segment(decoded, keep[:2], names),
+                             ("dicts", [{"kept": "as is"}], LoggedLists.build([None], names)),
+                             evidence_segment(decoded, keep[2:], names)])
     got = evidence.decode()
     expected = [*want[:2], {"kept": "as is"}, *want[2:]]
     assert all(isinstance(r, LazyRow) for i, r in enumerate(got) if i != 2)
@@ -207,13 +210,20 @@ def test_evidence_rows_read_as_json_are_the_rows_evidence_dicts(tmp_path):
         p = Prediction("T", "open", 1, 1, w)
         return logged_lists(w, lambda: p.delivered)
 
-    assert evidence.logged() == [reference(w) for w in expected]
-    logged = evidence.logged()
-    assert [lg is not None for lg in logged] == [True, True, False, True, False, True, True, True, True, True, True,
-                                                 False]
-    assert logged[6] == ((["D1:1", "D1:2", "D1:1"], [0.9, None, "0.1"]), ("D1:1", "D1:2"))
-    assert logged[7] == ((["D1:1", "D1:2"], [None, 1]), None)
-    assert logged[8] == ((["D3:1", "D3:2"], [2, None]), None)  # the upstream log: `retrieved` is no list
+    def readable(ranking, delivered):  # scores as scores_of reads them, NaN as None
+        if ranking is not None:
+            ranking = (list(ranking[0]), [None if v != v else v for v in scores_of(list(ranking[1])).tolist()])
+        return ranking, None if delivered is None else tuple(delivered)
+
+    logged = [readable(*lg) for lg in evidence.logged().as_rows()]
+    assert logged == [readable(*(reference(w) or (None, None))) for w in expected]
+    assert len(evidence.logged().names) == len(set(evidence.logged().names))  # each id once: one numbering
+    # row 3 names fields logged_lists reads, but neither is a list: it logged none, as rows 2, 4 and 11
+    assert [lg != (None, None) for lg in logged] == [True, True, False, False, False, True, True, True, True, True,
+                                                     True, False]
+    assert logged[6] == ((["D1:1", "D1:2", "D1:1"], [0.9, None, 0.1]), ("D1:1", "D1:2"))
+    assert logged[7] == ((["D1:1", "D1:2"], [None, 1.0]), None)
+    assert logged[8] == ((["D3:1", "D3:2"], [2.0, None]), None)  # the upstream log: `retrieved` is no list
     assert logged[9] == (([], []), ("D2:1",)) and logged[10] == (None, ("D2:1",))
 
 

@@ -14,7 +14,8 @@ import pytest
 
 from scorer.metrics.evidence import (RETRIEVAL_METRICS, TEMPORAL_METRICS, clue_positions, dedupe, item_diagnosis,
                                      item_evidence, recall_curve, recall_from_hits, round_modalities)
-from scorer.metrics.evidence_flat import flat_evidence, ranking_of, scores_of
+from scorer.metrics.evidence_flat import flat_evidence, ranking_of
+from scorer.metrics.logged_lists import scores_of
 from scorer.metrics.evidence_at_k import at_k, clue_hits
 from scorer.model import ChainFact, Item, Prediction, Task
 from scorer.model.labels import CHAIN_MODALITIES
