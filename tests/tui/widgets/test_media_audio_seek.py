@@ -1,5 +1,6 @@
-"""The audio widget's position marker and seeking, in a real Textual app with a real 3-second WAV
-written here and the silent NullPlayer (a real player that keeps time, makes no sound): the marker
+"""The audio widget's position marker and seeking, in a real Textual app with a real 20-second WAV
+written here (long enough that a loaded machine stretching the pauses cannot reach its end) and the
+silent NullPlayer (a real player that keeps time, makes no sound): the marker
 moves while playing, ←/→-style seeks move by a second and play on from there, pause keeps the place."""
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from tui.media.audio import NullPlayer
 from tui.widgets.media_audio import MediaAudio
 
 
-def wav3(path) -> None:
-    t = np.arange(3 * 8000) / 8000
+def wav20(path) -> None:
+    t = np.arange(20 * 8000) / 8000
     with wave.open(str(path), "wb") as w:
         w.setnchannels(1)
         w.setsampwidth(2)
@@ -45,13 +46,13 @@ def marker_col(w: MediaAudio) -> int:
 
 
 async def test_marker_follows_playback_and_seeks_by_a_second(tmp_path):
-    wav3(tmp_path / "a.wav")
+    wav20(tmp_path / "a.wav")
     player = NullPlayer()
     app = One(Media("audio", "a.wav", path=tmp_path / "a.wav"), player)
     async with app.run_test(size=(80, 12)) as pilot:
         w = app.query_one(MediaAudio)
         await until(pilot, lambda: w.clip is not None)
-        assert w.clip.duration == 3.0 and marker_col(w) == -1  # stopped at the start: no marker
+        assert w.clip.duration == 20.0 and marker_col(w) == -1  # stopped at the start: no marker
         # Upper bounds from the time that really passed (a loaded machine stretches a 0.6 s pause):
         # playing cannot have got further than the clock since play was pressed.
         pressed = time.monotonic()
@@ -68,7 +69,7 @@ async def test_marker_follows_playback_and_seeks_by_a_second(tmp_path):
         await until(pilot, lambda: not w.playing)
         kept = w.position()
         await pilot.pause(0.3)
-        assert w.position() == kept and "/ 0:03.0" in str(w.query_one(".audio-title").content)
+        assert w.position() == kept and "/ 0:20.0" in str(w.query_one(".audio-title").content)
         w.seek(-5.0)  # clamped at the start
         assert w.position() == 0.0
         w.toggle()
