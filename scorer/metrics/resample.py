@@ -243,11 +243,55 @@ def percentile_rows(dist: np.ndarray, confidence: float = DEFAULT_CONFIDENCE,
 def place_order_statistics(rows: np.ndarray, kth: Sequence[int]) -> None:
     """Partition each row of the 2-D array `rows` in place so that column k holds the row's k-th
     smallest value (numpy's sort order: NaN last) for every k in `kth` (ascending, distinct), as
-    rows.partition(kth, axis=1) does: one partition at each k in turn, of the part of the rows
-    right of the previous k (everything there is at least as large, so the k-th of the row is
-    the (k − previous − 1)-th of that part). numpy 2.4 partitions at one k in SIMD code and at
-    several in plain introselect: 608 rows of 10,000 took 24 ms this way against 61 ms in one
-    call (measured, issue 19)."""
+    rows.partition(kth, axis=1) does, by whichever of two ways is faster on this CPU (the values
+    placed are the same either way, tested): one multi-k partition, or one partition at each k in
+    turn (`_partition_each_k`). numpy 2.4 partitions at one k in SIMD code (x86-simd-sort) and at
+    several in plain introselect, and which wins depends on the CPU: for 608 rows of 10,000 one k
+    at a time took 24 ms against 61 ms in one call on an Intel AVX-512 machine, but 152 ms against
+    75 ms on an AMD EPYC (Zen 4, whose AVX-512 compress instructions are slow), measured, issue 19.
+    The first call with enough rows times both ways on a few of its rows (`_faster_way`) and the
+    process keeps the answer; calls before it make the one multi-k partition."""
+    kth = list(kth)
+    if not kth or rows.shape[0] == 0:
+        return
+    if len(kth) == 1:
+        rows.partition(kth[0], axis=1)
+        return
+    done = 0
+    if not _WAY and rows.shape[0] >= 2 * PROBE_ROWS and rows.shape[1] >= PROBE_MIN_COLUMNS:
+        _WAY.append(_faster_way(rows[:2 * PROBE_ROWS], kth))
+        done = 2 * PROBE_ROWS
+    rest = rows[done:]
+    if _WAY and _WAY[0] == "each":
+        _partition_each_k(rest, kth)
+    else:
+        rest.partition(kth, axis=1)
+
+
+# place_order_statistics's probe: rows partitioned each way, and the row length below which it
+# does not probe (short rows take microseconds either way and would time noise).
+PROBE_ROWS = 4
+PROBE_MIN_COLUMNS = 2_000
+_WAY: list[str] = []  # "each" or "once", decided by the process's first probe
+
+
+def _faster_way(rows: np.ndarray, kth: list[int]) -> str:
+    """Partition the first PROBE_ROWS rows one k at a time and the next as many in one multi-k
+    call, timing each: "each" or "once", whichever took less."""
+    from time import perf_counter
+
+    t0 = perf_counter()
+    _partition_each_k(rows[:PROBE_ROWS], kth)
+    t1 = perf_counter()
+    rows[PROBE_ROWS:].partition(kth, axis=1)
+    t2 = perf_counter()
+    return "each" if t1 - t0 < t2 - t1 else "once"
+
+
+def _partition_each_k(rows: np.ndarray, kth: list[int]) -> None:
+    """rows.partition(kth, axis=1)'s values at kth, by one single-k partition at each k in turn, of
+    the part of the rows right of the previous k (everything there is at least as large, so the
+    k-th of the row is the (k − previous − 1)-th of that part)."""
     start = 0
     for k in kth:
         rows[:, start:].partition(k - start, axis=1)

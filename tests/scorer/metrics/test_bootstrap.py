@@ -281,12 +281,17 @@ def test_percentiles_equal_numpy_quantile_and_a_sort_exactly(size, confidence):
         assert np.array_equal(got, a + (b - a) * frac if frac < 0.5 else b - (b - a) * (1 - frac))
 
 
+@pytest.mark.parametrize("way", [None, "each", "once"])  # None: this call probes which is faster
 @pytest.mark.parametrize("size", [1, 2, 5, 1_000, 10_000])
-def test_order_statistics_placed_one_at_a_time_equal_one_partition(size):
-    """place_order_statistics (a partition at each k in turn, issue 19) puts at every k the value
-    numpy's one multi-k partition and a full sort put there, NaN, infinities and ties included."""
-    from scorer.metrics.resample import place_order_statistics
+def test_order_statistics_placed_either_way_equal_one_partition(size, way, monkeypatch):
+    """place_order_statistics (one multi-k partition, or a partition at each k in turn, whichever
+    the process's first probe found faster, issue 19) puts at every k the value numpy's one multi-k
+    partition and a full sort put there, NaN, infinities and ties included, in the rows it probed
+    on as in the rest."""
+    from scorer.metrics import resample
+    from scorer.metrics.resample import PROBE_ROWS, place_order_statistics
 
+    monkeypatch.setattr(resample, "_WAY", [] if way is None else [way])
     rng = np.random.default_rng(size)
     normal = rng.normal(size=(3, size))
     ties = np.round(rng.random((3, size)) * 4) / 4
@@ -294,7 +299,8 @@ def test_order_statistics_placed_one_at_a_time_equal_one_partition(size):
     odd[rng.random((3, size)) < 0.1] = np.nan
     odd[rng.random((3, size)) < 0.05] = np.inf
     odd[rng.random((3, size)) < 0.05] = -np.inf
-    rows = np.vstack([normal, ties, odd, np.full((1, size), np.nan)])
+    rows = np.vstack([normal, ties, odd, np.full((1, size), np.nan), odd[::-1], normal[:1]])
+    assert rows.shape[0] > 2 * PROBE_ROWS  # the probe's rows and some after them
     positions = {min(k, size - 1) for k in (0, size // 40, size // 40 + 1, size - size // 40 - 1, size - size // 40)}
     for kth in (sorted(positions), [size // 2], [0], [size - 1]):
         got = rows.copy()
@@ -302,6 +308,9 @@ def test_order_statistics_placed_one_at_a_time_equal_one_partition(size):
         for ref in (np.partition(rows, kth, axis=1), np.sort(rows, axis=1)):
             assert np.array_equal(got[:, kth], ref[:, kth], equal_nan=True), kth
         assert np.array_equal(np.sort(got, axis=1), np.sort(rows, axis=1), equal_nan=True)  # the same values
+    probed = size >= resample.PROBE_MIN_COLUMNS and len(positions) > 1
+    assert resample._WAY == ([way] if way else ([resample._WAY[0]] if probed else []))
+    assert not resample._WAY or resample._WAY[0] in ("each", "once")
 
 
 @pytest.mark.parametrize("n, resamples", [(30, 400), (2_000, 7_000)])  # cached multiplicities | index draws
