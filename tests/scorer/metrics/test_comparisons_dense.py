@@ -205,3 +205,30 @@ def test_plan_in_chunks_equals_plan_in_one():
     for j, (a, b) in enumerate(pairs):
         ref = paired_diff_ci(a, b, resamples=3000, seed=8)
         assert (got[j].ci_low, got[j].ci_high, got[j].n) == (ref.ci_low, ref.ci_high, ref.n)
+
+
+def test_paired_plan_in_cache_sized_blocks_equals_one_product(monkeypatch):
+    """PairedPlan multiplies the multiplicity counts PRODUCT_BLOCK_CELLS at a time (issue 19: a
+    block stays in the CPU cache between its copy and its product); every CI is exactly the one a
+    single product of all the resamples gives, for item and cluster units, where the last block
+    is short too."""
+    from scorer.metrics import comparisons
+
+    rng = np.random.default_rng(12)
+
+    def plan() -> PairedPlan:
+        p = PairedPlan(resamples=3_001, seed=5)
+        for n, keys in ((371, 6), (15, 9), (116, 4)):
+            for k in range(keys):
+                a, b = rng.choice([0.0, 0.25, 0.5, 1.0], n), rng.choice([0.0, 1.0], n)
+                p.add(("items", n, k), a, b)
+                p.add(("clusters", n, k), a, b, clusters=[f"c{i % 7}" for i in range(n)])
+        return p
+
+    state = rng.bit_generator.state
+    blocked = plan().run()
+    assert all(3_001 * n > comparisons.PRODUCT_BLOCK_CELLS for n in (371, 116))  # several blocks there
+    rng.bit_generator.state = state
+    monkeypatch.setattr(comparisons, "PRODUCT_BLOCK_CELLS", 1 << 40)
+    whole = plan().run()
+    assert blocked.keys() == whole.keys() and all(blocked[k] == whole[k] for k in whole)
