@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from time import perf_counter
 
 import numpy as np
 
@@ -278,8 +279,6 @@ _WAY: list[str] = []  # "each" or "once", decided by the process's first probe
 def _faster_way(rows: np.ndarray, kth: list[int]) -> str:
     """Partition the first PROBE_ROWS rows one k at a time and the next as many in one multi-k
     call, timing each: "each" or "once", whichever took less."""
-    from time import perf_counter
-
     t0 = perf_counter()
     _partition_each_k(rows[:PROBE_ROWS], kth)
     t1 = perf_counter()

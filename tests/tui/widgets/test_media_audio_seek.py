@@ -1,7 +1,7 @@
 """The audio widget's position marker and seeking, in a real Textual app with a real 20-second WAV
 written here (long enough that a loaded machine stretching the pauses cannot reach its end) and the
-silent NullPlayer (a real player that keeps time, makes no sound): the marker
-moves while playing, ←/→-style seeks move by a second and play on from there, pause keeps the place."""
+silent NullPlayer (a real player that keeps time, makes no sound): the marker moves while playing,
+←/→-style seeks move by a second and play on from there, pause keeps the place."""
 
 from __future__ import annotations
 
