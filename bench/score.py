@@ -29,12 +29,14 @@ machine slows every number.
 from __future__ import annotations
 
 import argparse
+import filecmp
 import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -313,8 +315,8 @@ def floor_ratios(bench: Path, runs: Path, work: Path, repeat: int) -> dict:
                     "pre_mosaic_vs_import_parse": round(t_old / (imp + parse), 2),
                     "one_core_s": round(t_one, 3), "one_core_cpu_s": round(cpu_one, 3),
                     "speedup_of_workers": round(t_one / t_def, 2),
-                    "one_core_report_identical": same_file(work / f"one_core{i}" / "report.json",
-                                                           work / f"default{i}" / "report.json")})
+                    "one_core_report_identical": filecmp.cmp(work / f"one_core{i}" / "report.json",
+                                                             work / f"default{i}" / "report.json", shallow=False)})
     med = {k: round(statistics.median(r[k] for r in out), 2) for k in out[0]
            if k.endswith(("_s", "_import", "_parse", "_workers")) and all(r[k] is not None for r in out)}
     capacity = two_process_capacity([*ONE_CORE, *base, "--out"], work)
@@ -329,10 +331,6 @@ def floor_ratios(bench: Path, runs: Path, work: Path, repeat: int) -> dict:
     return {"runs": out, "median": med, "ceiling": ceiling, "targets": {"vs_import": 4.0, "vs_import_parse": 2.0}}
 
 
-def same_file(a: Path, b: Path) -> bool:
-    return a.read_bytes() == b.read_bytes()
-
-
 # The default report on one core: the reader and the sections in this process, no worker forked.
 ONE_CORE = ["env", "MEMSCOPE_READ_WORKERS=1", "MEMSCOPE_SECTION_WORKERS=1"]
 
@@ -342,8 +340,6 @@ def two_process_capacity(cmd_before_out: list[str], work: Path, trials: int = 3)
     report alone, then two copies started together (each writing its own report), `trials` times;
     capacity = 2 × alone / together (2.0 when the cores do not slow each other; on VMs whose
     virtual CPUs share a physical core, or share its cache and memory bandwidth, less)."""
-    import threading
-
     alone, together = [], []
     for t in range(trials):
         alone.append(run_timed([*cmd_before_out, str(work / f"alone{t}")])[0])
@@ -356,8 +352,7 @@ def two_process_capacity(cmd_before_out: list[str], work: Path, trials: int = 3)
             th.join()
         together.append(statistics.mean(walls))
     a, b = statistics.median(alone), statistics.median(together)
-    return {"one_core_alone_s": round(a, 3), "one_core_two_at_once_s": round(b, 3), "capacity": round(2 * a / b, 2),
-            "cpus": os.cpu_count()}
+    return {"one_core_alone_s": round(a, 3), "one_core_two_at_once_s": round(b, 3), "capacity": round(2 * a / b, 2)}
 
 
 def million_floor(runs: Path, work: Path, bench: Path, args: argparse.Namespace, data: Path | None = None) -> dict:
