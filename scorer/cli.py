@@ -72,6 +72,11 @@ def run(argv: Sequence[str] | None, parser: argparse.ArgumentParser, default: Se
         # `memscope info … | head` closes our stdout early: not an error.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except SystemExit as err:  # rich's Console meets a closed pipe with SystemExit(1): the same case
+        if isinstance(err.__context__, BrokenPipeError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
+        raise
 
 
 def main(argv: Sequence[str] | None = None) -> int:

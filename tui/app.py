@@ -23,6 +23,7 @@ from typing import Any, Mapping, Sequence
 from textual.app import App
 from textual.binding import Binding
 from textual.reactive import reactive
+from textual.screen import ModalScreen
 
 from scorer.errors import UserError
 from scorer.safe_text import plain
@@ -129,6 +130,10 @@ class MemscopeApp(App[int]):
     async def action_switch_mode(self, mode: str) -> None:
         if self.study_only and mode != "study":  # a blind or oracle protocol cannot be broken by a key
             self.notify(STUDY_ONLY, timeout=3)
+            return
+        if mode == self.current_mode:  # the mode's own key from a screen above it: back to its first screen
+            while len(self.screen_stack) > 1 and not isinstance(self.screen, ModalScreen):
+                await self.pop_screen()
             return
         await super().action_switch_mode(mode)
 

@@ -116,6 +116,12 @@ def options_from(args: argparse.Namespace) -> ScoreOptions:
 
         extra.update(score_extra(args.conditions))
     if getattr(args, "abstain_pattern", None):
+        from scorer.metrics.abstention import normalise
+
+        blank = [p for p in args.abstain_pattern if not normalise(p)]
+        if blank:  # it would match nothing: the default phrases gone, detection off without a word
+            raise UserError(f"--abstain-pattern {blank[0]!r} has no words to match (it would switch detection "
+                            "from text off in silence); give the phrases that mark an abstention")
         extra["abstain_patterns"] = tuple(args.abstain_pattern)
     names = load_names(args.names)
     return ScoreOptions(seed=args.seed, resamples=args.resamples, k=args.k, judge_levels=args.judge_levels,
@@ -243,6 +249,9 @@ def run(args: argparse.Namespace) -> int:
         for p in written:
             if p.parent == Path(args.out) or p.suffix in (".json", ".md", ".tex") and p.parent.name != "tables":
                 out.print(Text(plain(f"  {p}")))
+        # what may change a number's meaning is said where the command ran, not only inside the files
+        for w in report.json_data()["warnings"]:
+            print(plain(f"warning: {w}"), file=sys.stderr)
         return 0
     from scorer.report import terminal
 

@@ -24,9 +24,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    unreadable: list[DataError] = []  # dialog files that cannot be read: findings; the rest is checked
+    unreadable: list[DataError] = []  # dialog and run files that cannot be read: findings; the rest is checked
     bench = load_benchmark(args.bench, allow_outside_root=args.allow_outside_root, problems=unreadable)
-    runs = load_runs(args.runs, benchmark=bench) if args.runs else []
+    n_bench = len(unreadable)
+    runs = load_runs(args.runs, benchmark=bench, problems=unreadable) if args.runs else []
+    skipped = len(unreadable) - n_bench
     findings = [Finding(err.file, err.location, ERROR, err.message) for err in unreadable]
     findings += validate(bench, runs, decode_media=not args.no_decode)
     errors = sum(f.severity == ERROR for f in findings)
@@ -39,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
     n_items = len(bench.item_ids())
     rows = sum(len(r.predictions) for r in runs)
     summary = (f"{bench.root}: {errors} error(s), {warnings} warning(s){f', {notes} note(s)' if notes else ''} — "
-               f"{len(bench.tasks)} task(s), {n_items} item(s), {len(runs)} run folder(s), {rows} row(s)")
+               f"{len(bench.tasks)} task(s), {n_items} item(s), {len(runs)} run folder(s)"
+               f"{f' (+{skipped} unreadable, not checked)' if skipped else ''}, {rows} row(s)")
     print(plain(summary), file=sys.stderr)
     return 1 if errors else 0

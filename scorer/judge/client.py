@@ -201,6 +201,8 @@ class JudgeClient:
         self.tokens_field = "max_tokens"  # or max_completion_tokens, once a server refuses max_tokens
         self.notes: list[str] = []  # settings changed because the server refused them, each once
         self._client = None
+        self._answered = False  # the server has answered at least once (any status)
+        self._unreachable = 0  # requests that could not even connect, while it never has
 
     def body(self, prompt: str) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": [{"role": "user", "content": prompt}]}
@@ -266,6 +268,20 @@ class JudgeClient:
                 self.stats.waited += wait
                 await asyncio.sleep(wait)
 
+    def _never_reached(self, err: Exception) -> None:
+        """Stop the run (EndpointRefused) once as many requests as one row may make have failed to
+        connect at all and the server has never answered: nothing is listening there, and every row
+        would spend its retries and backoff finding that out (minutes, for a few hundred rows)."""
+        # the transport's own error (httpx's, or the client's vendored copy): by name, not by import
+        if self._answered or type(err.__cause__).__name__ not in ("ConnectError", "ConnectTimeout"):
+            return
+        self._unreachable += 1
+        if self._unreachable >= self.policy.max_retries + 1:
+            raise EndpointRefused(self.endpoint.scrub(
+                f"cannot reach {self.endpoint.public_url}: {self._unreachable} request(s) could not connect and the "
+                f"server never answered ({type(err.__cause__).__name__}); nothing was judged by it — is the server "
+                "up, and is --base-url right?"))
+
     def _backoff(self, attempt: int) -> float:
         # "equal jitter": between half and all of base·2^(n−1), so parallel retries spread out
         full = self.policy.backoff * 2 ** (attempt - 1)
@@ -291,8 +307,10 @@ class JudgeClient:
             raise _Retry(f"no answer within {self.policy.timeout:g} s") from None
         except openai.APIConnectionError as err:
             self.stats.outcomes["connection"] += 1
+            self._never_reached(err)
             raise _Retry(self._why("connection failed", err)) from None
         except openai.APIStatusError as err:
+            self._answered = True
             status = err.status_code
             self.stats.outcomes[str(status)] += 1
             if status in FATAL_STATUS:
@@ -308,6 +326,7 @@ class JudgeClient:
             # a 200 whose body is not a chat completion (broken JSON, another API's shape)
             self.stats.outcomes["bad response"] += 1
             raise _Retry(self._why("unreadable response", err)) from None
+        self._answered = True
         try:
             resp = loads(body)
             choice = resp["choices"][0]

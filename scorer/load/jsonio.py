@@ -63,6 +63,19 @@ def _has_surrogate(text: str) -> bool:
     return False
 
 
+def decode_message(err: json.JSONDecodeError, text: str) -> str:
+    """The standard library's reason in a whole sentence ("Unterminated string starting at" names
+    its place only in the position it gives, which the location already shows), and, when the text
+    ends inside a value, what that most often means."""
+    msg = err.msg
+    if msg.endswith(" at"):
+        msg = f"{msg[:-3]} at column {err.colno}"
+    msg = msg[:1].lower() + msg[1:]
+    if not text[err.pos:].strip() or msg.startswith("unterminated"):
+        msg += " — the text ends inside a value: a file cut short, or still being written?"
+    return msg
+
+
 def std_loads(data: bytes, parse_constant: Any = None) -> Any:
     """One JSON text read with the standard library (what orjson refuses: NaN / Infinity, lone
     surrogates, integers beyond 64 bits). Raises BadJSON, never RecursionError or the int-digits
@@ -76,7 +89,7 @@ def std_loads(data: bytes, parse_constant: Any = None) -> Any:
     try:
         value = json.loads(text, parse_constant=parse_constant) if parse_constant else json.loads(text)
     except json.JSONDecodeError as err:
-        raise BadJSON(err.lineno, err.colno, f"invalid JSON: {err.msg}") from None
+        raise BadJSON(err.lineno, err.colno, f"invalid JSON: {decode_message(err, text)}") from None
     except RecursionError:
         line = column = 0
         try:  # orjson stops at its depth limit (1024) and says where

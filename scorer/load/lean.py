@@ -29,7 +29,7 @@ from scorer.load.jsonio import loads, parse_json, read_regular
 from scorer.load.joined_rows import JoinedRows
 from scorer.load.lean_columns import NUMERIC, Columns, ItemTable, row_columns
 from scorer.load.parallel import read_parts
-from scorer.load.row_checks import lenient_row, row_problems
+from scorer.load.row_checks import NUMBER_FIELDS, lenient_row, row_problems
 from scorer.load.runs import PREDICTIONS, find_run_folders, gc_paused, run_identity
 from scorer.load.tasks import resolve_task
 from scorer.metrics.logged_lists import RoundNames
@@ -76,6 +76,11 @@ class _Rotation(msgspec.Struct):
 
 
 _Number = bool | float | None  # JSON integers are accepted (as floats); strings are not
+_Strict = float | None  # a score upstream writes as a number: true/false is a reader problem too
+
+
+def _score_type(name: str) -> Any:
+    return _Strict if name in NUMBER_FIELDS else _Number
 
 
 # The fields of an upstream row the scores need; msgspec skips every other field without building
@@ -86,7 +91,7 @@ _Row = msgspec.defstruct("_Row", [
     *((name, Any, None) for name in ("task", "mode", "idx", "question", "gt", "pred", "valid_choice", "abstained",
                                      "choice", "question_id")),
     ("rotations", list[_Rotation] | None, None),
-    *((name, _Number, None) for name in NUMERIC),
+    *((name, _score_type(name), None) for name in NUMERIC),
 ])
 _ROWS = msgspec.json.Decoder(list[_Row])
 
@@ -117,7 +122,7 @@ _EvRow = msgspec.defstruct("_EvRow", [
                                              "history_source")),
     ("rotations", list[_RotationFull] | None, None),
     ("method_runtime", _Runtime | None, None),
-    *((name, _Number, None) for name in NUMERIC),
+    *((name, _score_type(name), None) for name in NUMERIC),
 ])
 _EV_ROWS = msgspec.json.Decoder(list[_EvRow])
 _FAST = (_Row, _EvRow)

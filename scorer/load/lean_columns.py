@@ -148,7 +148,7 @@ class Columns:
             else:
                 data[c] = _object_array(self.lists[c])
         data["choices"] = _object_array(self.lists["choices"])
-        data["rotations_logged"] = arr["nrot"].astype(np.int64)  # entries of the row's rotations list
+        data["rotations_logged"] = arr["nrot"].astype(np.int64)  # the rotations list's entries, or 1 (a `choice`)
         import pandas as pd
 
         return pd.DataFrame(data)
@@ -238,7 +238,9 @@ def row_columns(rows: list, lines: list[int], run: Run, names: Mapping[str, str]
         "item": np.fromiter((it[0] for it in items), dtype=np.int64, count=n),
         "qok": np.fromiter((not q or q == it[1] or question_matches(q, it[1], it[3]) for q, it in zip(questions, items)),
                            dtype=bool, count=n),
-        "nrot": np.fromiter((len(v) if v.__class__ is list else 0 for v in col("rotations")), dtype=np.int64, count=n),
+        # rotations logged: the list's entries, or 1 for a single `choice` (rotation 0 of the item's)
+        "nrot": np.fromiter((len(v) if v.__class__ is list else int(c is not None)
+                             for v, c in zip(col("rotations"), choices)), dtype=np.int64, count=n),
         "valid": np.array([int(v) if v.__class__ is bool else -1 for v in col("valid_choice")], dtype=np.int8),
         "abst": np.array([int(v) if v.__class__ is bool else -1 for v in col("abstained")], dtype=np.int8),
         "pred": preds,

@@ -3,8 +3,9 @@
 - A bare `NaN`, `Infinity` or `-Infinity` (what Python's json module writes for a float it cannot
   represent) is not JSON, so the fast parsers refuse the line; `loads_lenient` reads it with the
   standard library and turns each such constant into a missing value (None), saying which.
-- A score logged as text that is not a number (`"judge": "high"`) would otherwise become a missing
-  value without a word: `text_scores` lists such fields.
+- A score logged as text (`"judge": "high"`, and `"0.5"` too) would otherwise become a missing value
+  or a guessed number without a word, and a judge / EM / BLEU-1 / F1 logged as true/false a 1 or a
+  0: `text_scores` lists such fields.
 
 Both come back as `RunProblem`s on the run (scorer.model), which `validate` prints and `score`
 repeats in its warnings.
@@ -54,32 +55,32 @@ def non_finite_problem(file: str, line: int, constants: list[str]) -> RunProblem
                       "non_finite")
 
 
-def _is_number_text(v: str) -> bool:
-    try:
-        float(v)
-    except ValueError:
-        return False
-    return True
+NUMBER_FIELDS = ("em", "judge", "bleu_1", "f1")  # numbers upstream; exact_match / contains_gt may be true/false
 
 
-def text_scores(row: dict) -> list[tuple[str, str]]:
-    """(field, value) of every score field logged as text that is not a number."""
+def text_scores(row: dict) -> list[tuple[str, str, str]]:
+    """(field, value as logged, "text" or "true/false") of every score field logged as text — "0.5"
+    and " 1 " too: a runner writes numbers, and text is not guessed at — or, for a field upstream
+    writes as a number, as true/false."""
     out = []
     for name in SCORE_FIELDS:
         v = row.get(name)
-        if v.__class__ is str and not _is_number_text(v):
-            out.append((name, v))
+        if v.__class__ is str:
+            out.append((name, v, "text"))
+        elif v.__class__ is bool and name in NUMBER_FIELDS:
+            out.append((name, "true" if v else "false", "true/false"))
     return out
 
 
 TEXT_SCORE = "text_score:"  # kind prefix; the field follows (text_score:judge)
 
 
-def text_score_problem(file: str, line: int, name: str, value: str) -> RunProblem:
-    return RunProblem(f"{file}:{line}", "error", f"{name} logged as text, not a number: {value[:40]!r}",
+def text_score_problem(file: str, line: int, name: str, value: str, kind: str = "text") -> RunProblem:
+    return RunProblem(f"{file}:{line}", "error", f"{name} logged as {kind}, not a number: {value[:40]!r}",
                       TEXT_SCORE + name)
 
 
 def row_problems(file: str, rows: list[tuple[int, dict]]) -> list[RunProblem]:
     """Text scores in a run's rows (dicts): one problem per offending field."""
-    return [text_score_problem(file, line, name, value) for line, row in rows for name, value in text_scores(row)]
+    return [text_score_problem(file, line, name, value, kind) for line, row in rows
+            for name, value, kind in text_scores(row)]

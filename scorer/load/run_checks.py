@@ -44,6 +44,9 @@ def _pred_file(run: Run) -> str:
 def rotation_problems(run: Run, joiner: Joiner) -> list[RunProblem]:
     partial: list[tuple[int, int, int]] = []  # (line, logged, item's)
     extra: list[tuple[int, int, int]] = []
+    single: list[tuple[int, int]] = []  # (line, item's): a bare `choice`, no rotations list
+    unreadable: list[tuple[int, str]] = []  # (line, what): `rotations` not a list
+    misplaced: list[tuple[int, str]] = []  # (line, rotation_idx): outside the item's, repeated or not a number
     mcq = 0
     for p in run.predictions:
         if p.mode != "mcq":
@@ -55,6 +58,15 @@ def rotation_problems(run: Run, joiner: Joiner) -> list[RunProblem]:
         rots = p.raw.get("rotations")
         logged = len(rots) if isinstance(rots, list) else 0
         n = len(item.rotations)
+        if rots is not None and not isinstance(rots, list):
+            unreadable.append((p.line, type(rots).__name__))
+        elif not isinstance(rots, list) and isinstance(p.raw.get("choice"), str):
+            single.append((p.line, n))
+        if isinstance(rots, list):
+            idx = [r.get("rotation_idx") if isinstance(r, dict) else None for r in rots]
+            bad = [i for i in idx if not (isinstance(i, int) and not isinstance(i, bool) and 0 <= i < n)]
+            if bad or len(set(idx)) != len(idx):
+                misplaced.append((p.line, repr(bad[0] if bad else next(i for i in idx if idx.count(i) > 1))))
         if 0 < logged < n:
             partial.append((p.line, logged, n))
         elif logged > n:
@@ -73,6 +85,24 @@ def rotation_problems(run: Run, joiner: Joiner) -> list[RunProblem]:
             f"{_pred_file(run)}:{extra[0][0]}", "warning",
             f"{len(extra)} rotation MCQ row(s) log more rotations than their item has ({extra[0][1]} of "
             f"{extra[0][2]}): the extra rotations are not scored", "extra_rotations"))
+    if single:
+        n = single[0][1]
+        out.append(RunProblem(
+            f"{_pred_file(run)}:{single[0][0]}", "warning",
+            f"{len(single)} rotation MCQ row(s) log a single `choice` and no `rotations` list although their item "
+            f"has {n} rotations: scored as rotation 0, each other rotation counting as wrong (EM capped at 1/{n})",
+            "single_choice_rotations"))
+    if unreadable:
+        out.append(RunProblem(
+            f"{_pred_file(run)}:{unreadable[0][0]}", "error",
+            f"{len(unreadable)} rotation MCQ row(s) log `rotations` as a {unreadable[0][1]}, not a list: their rotation "
+            "choices cannot be read (only a bare `choice` is scored, as rotation 0)", "unreadable_rotations"))
+    if misplaced:
+        out.append(RunProblem(
+            f"{_pred_file(run)}:{misplaced[0][0]}", "error",
+            f"{len(misplaced)} rotation MCQ row(s) log a rotation_idx outside their item's rotations, repeated or "
+            f"not a whole number (first: {misplaced[0][1]}): such a choice is not scored and the rotation it was "
+            "meant for counts as wrong", "misplaced_rotations"))
     return out
 
 

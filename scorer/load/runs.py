@@ -180,12 +180,15 @@ def read_run_folder(folder: Path, tasks: Collection[str] = ()) -> Run:
     )
 
 
-def load_runs(paths: Iterable[str | Path] | str | Path, benchmark: Any = None) -> list[Run]:
+def load_runs(paths: Iterable[str | Path] | str | Path, benchmark: Any = None,
+              problems: list[DataError] | None = None) -> list[Run]:
     """Read every run folder under the given paths, in a stable order.
 
     With a `benchmark`, each run's task is resolved against its task names (scorer.load.tasks);
     joining rows to items and checking their questions is scorer.load.join's job, so that reading
-    stays separate from validating.
+    stays separate from validating. With `problems`, a folder that cannot be read (a file cut short
+    mid-row) is appended there and left out, so that `validate` reports it beside everything else;
+    without, its error is raised.
     """
     if isinstance(paths, (str, Path)):
         paths = [paths]
@@ -195,4 +198,12 @@ def load_runs(paths: Iterable[str | Path] | str | Path, benchmark: Any = None) -
             folders.setdefault(f.resolve(), None)
     tasks = frozenset(t.name for t in benchmark.tasks) if benchmark is not None else frozenset()
     with gc_paused():
-        return [read_run_folder(f, tasks) for f in folders]
+        if problems is None:
+            return [read_run_folder(f, tasks) for f in folders]
+        out = []
+        for f in folders:
+            try:
+                out.append(read_run_folder(f, tasks))
+            except DataError as err:
+                problems.append(err)
+        return out

@@ -16,7 +16,7 @@ from itertools import combinations
 import numpy as np
 
 from scorer.metrics.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
-from scorer.metrics.constants import DECIDED_VERDICTS, JUDGE_THRESHOLD, VERDICTS
+from scorer.metrics.constants import DECIDED_VERDICTS, JUDGE_LEVELS, JUDGE_THRESHOLD, VERDICTS  # noqa: F401 (JUDGE_LEVELS re-exported)
 from scorer.metrics.fleiss import FleissResult, fleiss_bootstrap_ci, fleiss_kappa  # noqa: F401  (re-exported)
 from scorer.metrics.kappa import (  # noqa: F401  (re-exported: this module is the public face)
     KappaBootstrap,
@@ -33,7 +33,6 @@ from scorer.metrics.kappa import (  # noqa: F401  (re-exported: this module is t
     paired_ratings,
 )
 
-JUDGE_LEVELS = (0.0, 0.25, 0.5, 0.75, 1.0)  # ordinal judge scale, for quadratic κ between judges
 VERDICT_SCALE = ("reject", "borderline", "accept")  # verdicts as an ordinal scale, lowest first
 
 

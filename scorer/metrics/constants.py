@@ -8,6 +8,7 @@ never pays for numpy's import.
   the two that take a side (κ is computed over them; a borderline verdict is counted apart).
 - DEFAULT_RESAMPLES, DEFAULT_K: bootstrap resamples and the K of the evidence diagnostics (DESIGN
   §5): the defaults of `memscope score`, of the metric functions and of the app's evidence marks.
+- JUDGE_LEVELS: the five levels a judge score is recorded on (DESIGN §5), ordinal for weighted κ.
 - JUDGE_THRESHOLD: a judge score ≥ this is an accept (DESIGN §5 judge vs human; the app's study
   screens and its "right" counts read it too).
 - OPTION_BOUNDS: the inclusive (low, high) range of every numeric command-line option, beside its
@@ -25,6 +26,7 @@ DECIDED_VERDICTS = ("accept", "reject")
 DEFAULT_RESAMPLES = 10_000
 DEFAULT_K = 10
 JUDGE_THRESHOLD = 0.5  # MemEye App. "LLM-as-a-Judge Validation"
+JUDGE_LEVELS = (0.0, 0.25, 0.5, 0.75, 1.0)  # the judge's scale (DESIGN §5); `score` warns on a score between them
 DEFAULT_PREVALENCE = 0.5  # the share of accepts a κ study plan assumes unless told (`study plan --prevalence`)
 DEFAULT_RATERS = 2  # `study plan --raters`: every pair of raters rates the same items
 

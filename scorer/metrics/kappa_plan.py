@@ -71,11 +71,20 @@ def expected_table(kappa: float, prevalence: float) -> np.ndarray:
     return np.array([[max(a, 0.0), off], [off, max(d, 0.0)]])
 
 
+MAX_PAIRS = 10**9  # a plan beyond this many pairs is refused: it is no study anyone runs
+
+
 def pairs_for_width(variance_per_pair: float, half_width: float, z: float = Z95) -> int:
-    """The least n ≥ 1 with z·√(V/n) ≤ half_width."""
-    if not half_width > 0:
-        raise ValueError(f"the half-width must be positive, got {half_width:g}")
-    n = max(1, math.ceil(z * z * variance_per_pair / (half_width * half_width)))
+    """The least n ≥ 1 with z·√(V/n) ≤ half_width (a half-width in (0, 1); one that would take
+    more than MAX_PAIRS pairs is refused, not computed)."""
+    if not 0 < half_width < 1:  # NaN and inf too
+        raise ValueError(f"the half-width must lie between 0 and 1, got {half_width:g}")
+    wanted = z * z * variance_per_pair / half_width / half_width  # inf, not an overflow, for a tiny width
+    if not wanted <= MAX_PAIRS:
+        takes = (f"takes about {wanted:.3g} pairs, more than {MAX_PAIRS:,}" if math.isfinite(wanted)
+                 else f"takes more pairs than {MAX_PAIRS:,}")
+        raise ValueError(f"a half-width of {half_width:g} {takes} (no study is that large): ask for a wider one")
+    n = max(1, math.ceil(wanted))
     while n > 1 and z * math.sqrt(variance_per_pair / (n - 1)) <= half_width:  # float rounding, down
         n -= 1
     while z * math.sqrt(variance_per_pair / n) > half_width:  # and up

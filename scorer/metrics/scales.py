@@ -49,6 +49,8 @@ def guess_scale(values: np.ndarray | list) -> tuple[float, float] | None:
     x = _finite(values)
     if not len(x) or ((x >= -TOLERANCE) & (x <= 1 + TOLERANCE)).all():
         return None
+    if not (np.abs(x) <= max(hi for _, hi in KNOWN_SCALES) + TOLERANCE).all():
+        return None  # beyond every known scale (1e308 too: x * 2 would overflow)
     if not np.allclose(x * 2, np.round(x * 2), atol=1e-9):
         return None
     for lo, hi in KNOWN_SCALES:

@@ -86,28 +86,58 @@ def _roles(t: Table) -> tuple[list[str], list[str], list[str], list[str]]:
 
 
 def _pairs(t: Table, values: list[str], intervals: list[str], ns: list[str]) -> tuple[dict, dict]:
-    """{value column: its interval column}, {value column: its n column}."""
+    """{value column: its interval column}, {value column: its n column}. The table's `n_for` first;
+    then an "n <S>" column counts the value columns whose names end in S; then a value column takes
+    the n column nearest before it."""
     order = list(t.columns)
     ci_of: dict[str, str] = {}
     for iv in intervals:
+        if iv in t.ci_rows:  # its own row, not the value's interval
+            continue
         named = [v for v in values if iv.startswith(v + " ") and v not in ci_of]
         before = [v for v in values if order.index(v) < order.index(iv) and v not in ci_of]
         target = max(named, key=len) if named else (before[-1] if before else None)
         if target is not None:
             ci_of[target] = iv
-    n_of: dict[str, str] = {}
-    for nc in ns:
-        suffix = nc[2:].strip()
-        for v in values:
-            if suffix and v.endswith(" " + suffix):
-                n_of[v] = nc
+    declared = dict(t.n_for)
+    n_of: dict[str, str] = {v: c for v, c in declared.items() if c is not None}  # an unshown n too
+    for v, nc in _suffix_matches(values, ns).items():
+        if v not in declared:
+            n_of[v] = nc
     current = None
     for c in order:
         if c in ns and not any(n_of.get(v) == c for v in values):
             current = c
-        elif c in values and c not in n_of and current is not None:
+        elif c in values and c not in n_of and c not in declared and current is not None:
             n_of[c] = current
     return ci_of, n_of
+
+
+def _suffix_matches(values: Sequence[str], ns: Sequence[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for nc in ns:
+        suffix = nc[2:].strip()
+        for v in values:
+            if suffix and v.endswith(" " + suffix):
+                out[v] = nc
+    return out
+
+
+def undeclared_pairs(t: Table) -> list[str]:
+    """Columns whose n or interval the order of columns alone would decide where that is ambiguous:
+    value columns, in a table with more than one n column or before its only one, that neither
+    `n_for` nor an "n <suffix>" column names; intervals, two or more in a table, that neither name a
+    value ("<value> 95% CI") nor are `ci_rows`. Every report table must have none (tests check the
+    demo's, the synthetic MemEye and MOSAIC sets')."""
+    _, values, intervals, ns = _roles(t)
+    loose = [iv for iv in intervals if iv not in t.ci_rows and not any(iv.startswith(v + " ") for v in values)]
+    out = loose if len(loose) > 1 else []  # two intervals named by no value: which bounds what?
+    if not ns:
+        return out
+    named = set(t.n_for) | set(_suffix_matches(values, ns))
+    order = list(t.columns)
+    first_n = min(order.index(c) for c in ns)
+    return out + [v for v in values if v not in named and (len(ns) > 1 or order.index(v) < first_n)]
 
 
 def _melt(t: Table, backbone: str = "") -> tuple[list[str], list[dict]]:
@@ -152,6 +182,18 @@ def _melt(t: Table, backbone: str = "") -> tuple[list[str], list[dict]]:
             if isinstance(iv, tuple) and len(iv) == 2:
                 out["ci_low"], out["ci_high"] = iv
             out["mark"] = (r.get("_marks") or {}).get(v, "")
+            rows.append(out)
+        for iv, v in t.ci_rows.items():  # a value's second interval: a row of its own
+            raw, bounds, n = r.get(v), r.get(iv), r.get(n_of[iv]) if iv in n_of else None
+            out = dict(base, measure=f"{v} ({iv})")
+            if not has_metric:
+                out["metric"] = out["measure"]
+            out["value"] = raw if is_number(raw) else None
+            if not is_number(raw):
+                out["reason"] = str(raw) if raw is not None and str(raw).strip() else "no value"
+            out["n"] = n if is_number(n) else None
+            if isinstance(bounds, tuple) and len(bounds) == 2:
+                out["ci_low"], out["ci_high"] = bounds
             rows.append(out)
     return own, rows
 

@@ -3,6 +3,7 @@ n beside every number, absent sections with their reason, then warnings and inpu
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,12 +12,28 @@ from scorer.sections.base import Table
 from scorer.sections.registry import title_of
 
 
-def _esc(text: str) -> str:
-    """Data text in a Markdown table cell: pipes escaped, line breaks and controls flattened."""
+# Every character that can open Markdown (CommonMark and GitHub's: tables, strikethrough, math)
+# markup inline; each is backslash-escaped, which CommonMark allows for any ASCII punctuation.
+_INLINE = "\\`*_[]<>!|~$&"
+_BLOCK_START = re.compile(r"^(\s*\d*)([-+*=#>.)])")  # a list, heading, quote or rule where a line begins
+
+
+def _esc(text: str, line_start: bool = False) -> str:
+    """Data text as Markdown that shows exactly that text: line breaks and controls flattened, every
+    inline markup character escaped (no link, image, entity, HTML, emphasis, math or cell break);
+    with `line_start`, a leading list / heading / quote marker escaped too."""
     out = "".join(ch if ch.isprintable() else " " for ch in str(text))
-    for ch in ("\\", "|", "`", "*", "_", "<", ">"):
-        out = out.replace(ch, "\\" + ch)
-    return out
+    out = "".join("\\" + ch if ch in _INLINE else ch for ch in out)
+    return _BLOCK_START.sub(lambda m: m.group(1) + "\\" + m.group(2), out, count=1) if line_start else out
+
+
+def _code(text: str) -> str:
+    """Data text (a path) as a code span: shown as is, with no escapes (none work inside one); the
+    fence is one backtick longer than any run of them in the text."""
+    out = "".join(ch if ch.isprintable() else " " for ch in str(text))
+    fence = "`" * (max((len(m) for m in re.findall(r"`+", out)), default=0) + 1)
+    pad = " " if out.startswith("`") or out.endswith("`") or not out.strip() else ""
+    return f"{fence}{pad}{out}{pad}{fence}"
 
 
 def table(t: Table) -> str:
@@ -39,7 +56,7 @@ def table(t: Table) -> str:
             cells.append(text)
         lines.append("| " + " | ".join(cells) + " |")
     if t.note:
-        lines += ["", _esc(t.note)]
+        lines += ["", _esc(t.note, line_start=True)]
     return "\n".join(lines + [""])
 
 
@@ -51,7 +68,7 @@ def render(data: dict, sections: Sequence[Any], warnings: Sequence[str]) -> str:
     out = ["# memscope score report", ""]
     bench = inputs.get("benchmark", {}).get("path", "")
     runs = inputs.get("runs", {})
-    out.append(f"Benchmark `{_esc(bench)}` · {runs.get('folders', 0)} run folder(s) · {rows.get('scored', 0)} scored "
+    out.append(f"Benchmark {_code(bench)} · {runs.get('folders', 0)} run folder(s) · {rows.get('scored', 0)} scored "
                f"prediction(s) · seed {opts.get('seed')} · {opts.get('resamples')} bootstrap resamples · "
                f"judge levels {opts.get('judge_levels')} · K = {opts.get('k')}")
     out += ["", ("Best value per row in **bold**, second-best in *italics* (ties share the mark). "
@@ -69,17 +86,17 @@ def render(data: dict, sections: Sequence[Any], warnings: Sequence[str]) -> str:
                     out += [f"_{_esc(key)}: not available: {_esc(part.get('reason', ''))}_", ""]
     all_warnings = list(warnings)
     if all_warnings:
-        out += ["## Warnings", ""] + [f"- {_esc(w)}" for w in all_warnings] + [""]
+        out += ["## Warnings", ""] + [f"- {_esc(w, line_start=True)}" for w in all_warnings] + [""]
     out += ["## Inputs", ""]
-    out.append(f"- benchmark: `{_esc(bench)}`, {len(inputs.get('benchmark', {}).get('files', []))} file(s), "
+    out.append(f"- benchmark: {_code(bench)}, {len(inputs.get('benchmark', {}).get('files', []))} file(s), "
                f"sha256 of hashes `{inputs.get('benchmark', {}).get('digest', '')}`")
-    out.append(f"- runs: {', '.join('`' + _esc(p) + '`' for p in runs.get('paths', []))} — "
+    out.append(f"- runs: {', '.join(_code(p) for p in runs.get('paths', []))} — "
                f"{len(runs.get('files', []))} file(s), sha256 of hashes `{runs.get('digest', '')}`, "
                f"{runs.get('reader', '')} reader")
     ann = inputs.get("annotations")
     if ann:
         acts = ", ".join(f"{k} {v}" for k, v in sorted(ann.get("acts", {}).items()))
-        out.append(f"- annotations: `{_esc(ann.get('db', ''))}` (study {_esc(str(ann.get('study')))}): {acts}; "
+        out.append(f"- annotations: {_code(ann.get('db', ''))} (study {_esc(str(ann.get('study')))}): {acts}; "
                    f"sha256 `{ann.get('sha256', '')}`")
     else:
         out.append("- annotations: none (no --db)")

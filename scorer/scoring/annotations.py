@@ -11,6 +11,22 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
+def _check_study(store, study: str, kinds) -> None:
+    """`--study` naming no study of the database and no act's study (a misspelling) is an error:
+    without this every annotation section would say "no verdicts", a wrong reason."""
+    from scorer.errors import UserError
+
+    known = {st.name for st in store.studies()}
+    for kind in kinds:
+        f = store.frame(kind, None)
+        if "study" in f:
+            known |= {str(v) for v in f["study"].dropna().unique()}
+    if study not in known:
+        shown = ", ".join(repr(n) for n in sorted(known)[:10]) or "none"
+        raise UserError(f"--study {study!r}: no study of that name in {store.path} and no act made in one "
+                        f"(studies there: {shown})")
+
+
 def read_annotations(db: str | Path, study: str | None) -> tuple[pd.DataFrame, dict]:
     # Imported here, for start-up speed: pandas loads while the runs are read (scorer.scoring.pipeline),
     # and the store (SQLite) only with --db.
@@ -26,6 +42,8 @@ def read_annotations(db: str | Path, study: str | None) -> tuple[pd.DataFrame, d
             f = store.frame(kind, None if kind == ADJUDICATION else study)
             f.insert(0, "kind", kind)
             parts.append(f)
+        if study is not None and all(p.empty for p, k in zip(parts, DECISION_KINDS)):
+            _check_study(store, study, DECISION_KINDS)
     frame = pd.concat([p for p in parts if not p.empty], ignore_index=True) if any(not p.empty for p in parts) \
         else pd.concat(parts, ignore_index=True)
     canon = frame.drop(columns=[c for c in ("event_id",) if c in frame]).sort_values(["uid"]) if "uid" in frame else frame

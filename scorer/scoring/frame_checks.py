@@ -23,6 +23,7 @@ import numpy as np
 
 from scorer.load.row_checks import TEXT_SCORE
 from scorer.metrics.answers import partial_rotations
+from scorer.metrics.constants import JUDGE_LEVELS
 from scorer.metrics.scales import TOLERANCE, check_range, rescale, scale_text
 from scorer.model import Run
 
@@ -54,6 +55,38 @@ class Withheld:
         return {f: dict(v) for f, v in self.folders.items() if v}
 
 
+def rotations_beyond(choices: np.ndarray, item_rotations: np.ndarray) -> np.ndarray:
+    """MCQ rows whose choices, placed at their rotation_idx, reach past the item's rotation count."""
+    multi = np.flatnonzero(item_rotations > 1)
+    out = np.zeros(len(choices), dtype=bool)
+    if len(multi):
+        sub = choices[multi]
+        lengths = np.fromiter((len(c) if c.__class__ is tuple else 0 for c in sub), dtype=np.int64, count=len(sub))
+        out[multi] = lengths > item_rotations[multi]
+    return out
+
+
+def unscaled_folders(judged: pd.DataFrame, judge_scale: tuple[float, float]) -> dict[str, str]:
+    """Run folders whose recorded judge scores all lie in [0, 1] while `--judge-scale` names another
+    scale: scored 0–1 already, most likely (a 0–1 judge's 1.0 would read as 0.1 on 0–10, as 0.0 on
+    1–5). The scale is one flag for every folder, so such a folder is withheld, not rescaled."""
+    lo, hi = judge_scale
+    if (lo, hi) == (0.0, 1.0) or not len(judged):
+        return {}
+    x = judged["judge"].to_numpy(dtype=float)
+    finite = np.isfinite(x)
+    if not finite.any():
+        return {}
+    sub = judged.loc[finite, ["folder"]].assign(judge=x[finite])
+    stats = sub.groupby("folder", sort=True)["judge"].agg(["min", "max", "size"])
+    inside = stats[(stats["min"] >= -TOLERANCE) & (stats["max"] <= 1 + TOLERANCE)]
+    scale = scale_text(judge_scale)
+    return {str(f): (f"judge scores all within [0, 1] ({int(r['size'])} value(s), min {r['min']:g}, max {r['max']:g}) "
+                     f"although --judge-scale {scale} was passed: already on 0-1? (rescaled, {r['max']:g} would read "
+                     f"as {(r['max'] - lo) / (hi - lo):g}); score this folder without --judge-scale")
+            for f, r in inside.iterrows()}
+
+
 def before_scoring(frame: pd.DataFrame, runs: Sequence[Run], judge_scale: tuple[float, float] | None,
                    recompute_text: bool) -> tuple[pd.DataFrame, Withheld, list[str], dict[str, Any]]:
     """(frame with judge scores rescaled when asked, what to withhold, warnings, inputs record)."""
@@ -62,6 +95,8 @@ def before_scoring(frame: pd.DataFrame, runs: Sequence[Run], judge_scale: tuple[
     record: dict[str, Any] = {"judge_scale": scale_text(judge_scale) if judge_scale else None}
     is_open = (frame["mode"] == "open").to_numpy() if len(frame) else np.zeros(0, dtype=bool)
     if judge_scale is not None and len(frame):
+        for folder, why in unscaled_folders(frame.loc[is_open, ["folder", "judge"]], judge_scale).items():
+            withheld.add("judge", folder, why)
         frame = frame.copy()
         frame.loc[is_open, "judge"] = rescale(frame.loc[is_open, "judge"].to_numpy(dtype=float), judge_scale)
     for run in runs:  # scores logged as text (the readers said where)
@@ -69,7 +104,7 @@ def before_scoring(frame: pd.DataFrame, runs: Sequence[Run], judge_scale: tuple[
             if prob.kind.startswith(TEXT_SCORE):
                 name = prob.kind[len(TEXT_SCORE):]
                 if name in CHECKED_FIELDS and not (name == "bleu_1" and recompute_text):
-                    withheld.add(name, str(run.folder), f"{name} logged as text ({prob.location})")
+                    withheld.add(name, str(run.folder), f"{prob.message} ({prob.location})")
     if len(frame):
         sub = frame.loc[is_open, ["folder", *CHECKED_FIELDS]]
         # Only a folder with a finite value outside [0, 1] can fail its check (RangeCheck.ok): found
@@ -100,8 +135,32 @@ def before_scoring(frame: pd.DataFrame, runs: Sequence[Run], judge_scale: tuple[
                 else "; --recompute-text-metrics recomputes BLEU-1 from pred and gt" if name == "bleu_1" else "")
         warnings.append(f"{name} withheld for {len(folders)} run folder(s) — not published, not averaged: "
                         f"{whys[0]}{hint}; folders: {_folders(sorted(folders))}")
+    if judge_scale is None and len(frame):
+        off = off_level_judge(frame.loc[is_open, ["folder", "line", "judge"]], set(withheld.folders["judge"]))
+        if off is not None:
+            n, folders, first = off
+            record["judge_off_levels"] = n
+            warnings.append(f"{n} judge score(s) in {folders} run folder(s) are not on the judge levels "
+                            f"{', '.join(f'{v:g}' for v in JUDGE_LEVELS)} (first: {first}): averaged as recorded; "
+                            "a judge on another scale needs --judge-scale")
     record["withheld"] = withheld.record()
     return frame, withheld, warnings, record
+
+
+def off_level_judge(judged: pd.DataFrame, withheld: set[str]) -> tuple[int, int, str] | None:
+    """(how many, in how many folders, the first's file:line) of the judge scores within [0, 1]
+    that are not one of the report's levels (0, .25, .5, .75, 1), in folders not withheld."""
+    x = judged["judge"].to_numpy(dtype=float)
+    off = np.isfinite(x)
+    if off.any():
+        near = np.min(np.abs(x[off, None] - np.asarray(JUDGE_LEVELS)[None, :]), axis=1)
+        off[off] = near > 1e-6
+    if withheld and off.any():
+        off &= ~judged["folder"].isin(withheld).to_numpy()
+    if not off.any():
+        return None
+    first = judged.loc[off].iloc[0]
+    return int(off.sum()), int(judged.loc[off, "folder"].nunique()), f"{first['folder']}/predictions.jsonl:{int(first['line'])}"
 
 
 def after_scoring(frame: pd.DataFrame, runs: Sequence[Run], withheld: Withheld,
@@ -131,6 +190,15 @@ def after_scoring(frame: pd.DataFrame, runs: Sequence[Run], withheld: Withheld,
                 warnings.append(f"{int(partial.sum())} MCQ row(s) in {len(counts)} run folder(s) log fewer rotations "
                                 f"than their item has (mostly {lg} of {n}): {effect}; folders: "
                                 f"{_folders(list(counts.index))}")
+        if "choices" in frame and "rotations_item" in frame:
+            beyond = rotations_beyond(frame["choices"].to_numpy(), frame["rotations_item"].to_numpy())
+            if beyond.any():
+                first = frame.loc[beyond].iloc[0]
+                record["rotations_beyond_item"] = int(beyond.sum())
+                warnings.append(f"{int(beyond.sum())} MCQ row(s) in {frame.loc[beyond, 'folder'].nunique()} run folder(s) "
+                                f"log a rotation_idx beyond their item's rotations (first: {first['folder']}/"
+                                f"predictions.jsonl:{int(first['line'])}): that choice is not scored and the rotation "
+                                "it was meant for counts as wrong — `memscope validate` lists them")
         bad_q = ~frame["question_ok"].to_numpy(bool)
         if bad_q.any():
             first = frame.loc[bad_q].iloc[0]

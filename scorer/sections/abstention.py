@@ -27,7 +27,10 @@ prepare = evidence_records.prepare  # shared evidence records, computed before s
 METRICS = ("correct_abstention", "false_abstention", "answerable_score")
 TITLES = {"correct_abstention": "Correct abst.", "n_unanswerable": "n unans.", "false_abstention": "False abst.",
           "answerable_score": "Score (answerable)", "n_answerable": "n ans.", "n_text": "From text",
-          "pattern": "Pattern"}
+          "pattern": "Pattern", "n_scored": "n scored"}
+# each rate's own n (Score (answerable) counts the answerable items that have a score: unshown, in the long CSV)
+N_FOR = {"correct_abstention": "n_unanswerable", "false_abstention": "n_answerable", "answerable_score": "n_scored",
+         "n_text": None}
 
 
 def patterns_of(ctx: ScoreContext) -> tuple[str, ...]:
@@ -60,7 +63,7 @@ def build(ctx: ScoreContext) -> SectionResult:
         shown.append({**f, "method": f["display"], "correct_abstention": rates.correct_abstention.value,
                       "n_unanswerable": rates.correct_abstention.n, "false_abstention": rates.false_abstention.value,
                       "answerable_score": rates.answerable_score.value, "n_answerable": rates.false_abstention.n,
-                      "n_text": rates.detected_from_text})
+                      "n_scored": rates.answerable_score.n, "n_text": rates.detected_from_text})
     shown.sort(key=lambda r: (r["mode"], r["backbone"], r["method"]))
     listed = "; ".join(f'"{p}"' for p in patterns) or "(none: detection off)"
     tables = [
@@ -69,7 +72,8 @@ def build(ctx: ScoreContext) -> SectionResult:
                 "answerable_score", "n_answerable", "n_text"),
                "Score (answerable) = MCQ EM / open judge over answerable items only. A row's `abstained` field is "
                "used when logged; otherwise its text (MCQ: each rotation's chosen option) is matched, case-"
-               f"insensitively at word boundaries, against: {listed}. From text = rows decided that way.", TITLES),
+               f"insensitively at word boundaries, against: {listed}. From text = rows decided that way.", TITLES,
+               N_FOR),
         titled("abstention_patterns", "Abstention patterns used for rows without `abstained`",
                [{"pattern": p} for p in patterns], ("pattern",), "Configurable (abstain_patterns).", TITLES),
     ]

@@ -240,6 +240,7 @@ def judge_tables(rows: list[dict]) -> list[Table]:
                 "A/A": r["accept_accept"], "A/R": r["accept_reject"], "R/A": r["reject_accept"], "R/R": r["reject_reject"]}
 
     tail = ["n", "excluded", "agreement", "κ", "95% CI", "AC1", "A/A", "A/R", "R/A", "R/R"]
+    counts = {"excluded": None, "adjudicated": None}  # counts of their own, not values over the n pairs
     overall = [{**show(r, {"Human": r["human"]}), "adjudicated": r["adjudicated"]} for r in rows if r["stratum"] == "all"]
     n_adj = max((r["adjudicated"] for r in rows), default=0)
     adj_note = (f"{n_adj} pair(s) adjudicated" + (": Human \"adjudicated\" = the adjudicated verdict where one exists, "
@@ -249,11 +250,11 @@ def judge_tables(rows: list[dict]) -> list[Table]:
     note = (f"Judge score ≥ {JUDGE_THRESHOLD:g} → accept. Confusion judge-first: A/R = judge accepts, human rejects. "
             "excluded = borderline verdicts + pairs without a score. CI: percentile bootstrap over pairs. " + adj_note)
     return [
-        Table("judge_vs_human", "LLM judge vs human verdicts", overall, ["Human", *tail, "adjudicated"], note),
+        Table("judge_vs_human", "LLM judge vs human verdicts", overall, ["Human", *tail, "adjudicated"], note, counts),
         Table("judge_vs_human_by_method", "LLM judge vs human verdicts, per method", per_method,
-              ["Human", "Method", *tail], adj_note),
+              ["Human", "Method", *tail], adj_note, counts),
         Table("judge_vs_human_by_cell", "LLM judge vs human verdicts, per (X, Y) cell", per_cell,
-              ["Human", "Y", "X", *tail], adj_note),
+              ["Human", "Y", "X", *tail], adj_note, counts),
     ]
 
 

@@ -358,7 +358,9 @@ def rater_table(name: str, title: str, rows: Sequence[Mapping], who: str, note: 
             "95% CI analytic": (r["ci_low_analytic"], r["ci_high_analytic"]),
         })
     cols = [who, "Statistic", "n", "excluded", "agreement", "κ / α", "95% CI bootstrap", "95% CI analytic"]
-    return Table(name, title, shown, cols, note)
+    return Table(name, title, shown, cols, note, n_for={"agreement": "n", "κ / α": "n", "excluded": None,
+                                                        "95% CI analytic": "n"},
+                 ci_rows={"95% CI analytic": "κ / α"})
 
 
 JUDGE_NOTE = ("Scores on the report's judge levels; weighted κ: disagreement weights over the levels linear "

@@ -46,13 +46,23 @@ class ScoreContext:
 
 @dataclass(frozen=True)
 class Table:
-    """One rendered table: rows are flat dicts; `columns` fixes their order and which are shown."""
+    """One rendered table: rows are flat dicts; `columns` fixes their order and which are shown.
+
+    `n_for` says which n column counts a value column (value heading → n heading, or None for a
+    value no n counts: a count itself, a difference of two means). The long CSV takes a value's n
+    from it before any rule of column order (scorer.report.csvlong); a table with more than one n
+    column declares every value column there that no "n <suffix>" names. `ci_rows` names a value's
+    second interval (interval heading → value heading: a cluster bootstrap's beside the item one):
+    in the long CSV it is a row of its own, measure "<value> (<interval>)", with the n `n_for` gives
+    the interval."""
 
     name: str
     title: str
     rows: Sequence[Mapping[str, Any]]
     columns: Sequence[str]
     note: str = ""
+    n_for: Mapping[str, str | None] = field(default_factory=dict)
+    ci_rows: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -144,6 +144,7 @@ def tables(rows: list[dict]) -> list[Table]:
     r0 = rows[0]
     note = (f"Δ = Score_V − Score_T on the items both methods scored; paired percentile bootstrap, {r0['resamples']} "
             f"resamples, seed {r0['seed']}. pooled = each item's Δ averaged over the pairs present.")
-    return [Table("caption_proof", "Caption-proof gain by X level", by_x, ["Backbone", "Pair", "X", *tail], note),
+    n_for = {**{c: "n (open)" for c in ("Judge(T)", "Judge(V)", "ΔJ")}, **{c: "n (MCQ)" for c in ("EM(T)", "EM(V)", "ΔEM")}}
+    return [Table("caption_proof", "Caption-proof gain by X level", by_x, ["Backbone", "Pair", "X", *tail], note, n_for),
             Table("caption_proof_cells", "Caption-proof gain per (X, Y) cell", by_cell,
-                  ["Backbone", "Pair", "Y", "X", *tail], note)]
+                  ["Backbone", "Pair", "Y", "X", *tail], note, n_for)]

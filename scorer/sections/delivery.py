@@ -97,7 +97,7 @@ def run_rows(records: Sequence[Record], a: AtK, fe: FlatEvidence, groups: Mappin
         cd, n_cd = _mean(cd_v)
         both = bool(len(ret)) and bool(len(dlv))
         runs.append({**f, "n_items": len(st), "required_fact_recall": rfr, "chain_retrieved": cr, "n_retrieved": n_rfr,
-                     "chain_delivered": cd, "n_delivered": n_cd,
+                     "chain_delivered": cd, "n_delivered": n_cd, "n_retrieved_lists": len(ret), "n_delivered_lists": len(dlv),
                      "retrieved_mean": float(np.mean(a.n_top[ret])) if len(ret) else None,
                      "delivered_mean": float(np.mean(a.n_delivered[dlv])) if len(dlv) else None,
                      "not_delivered": int(rounds_nd[gi].sum()) if both else None,
@@ -219,7 +219,10 @@ def build(ctx: ScoreContext) -> SectionResult:
                               "not_delivered", "facts_not_delivered"),
                              f"Required-fact recall / Chain Retr. over the top K = {ctx.options.k} retrieved; Chain Deliv. over "
                              "items whose run logged `delivered` (n deliv.). Retr. not deliv. = retrieved rounds left "
-                             "out of the reader's request (totals)." + (FOLD_NOTE if mirrored else ""), TITLES))
+                             "out of the reader's request (totals)." + (FOLD_NOTE if mirrored else ""), TITLES,
+                             {"retrieved_mean": "n_retrieved_lists", "delivered_mean": "n_delivered_lists",
+                              "required_fact_recall": "n_retrieved", "chain_retrieved": "n_retrieved",
+                              "chain_delivered": "n_delivered", "not_delivered": None, "facts_not_delivered": None}))
     if modal:
         tables.append(titled("delivery_modality", "Retrieved but not delivered, by modality",
                              [r for r in show(modal, True) if r["rounds"] or r["facts"]],
@@ -232,7 +235,8 @@ def build(ctx: ScoreContext) -> SectionResult:
                              ("method", "backbone", "mode", "score_delivered", "n_delivered", "score_missing",
                               "n_missing", "gap"),
                              "Answerable items. Score = MCQ EM / open judge of the same rows; per-item join in report.json "
-                             "(delivery.items).", TITLES))
+                             "(delivery.items).", TITLES,
+                             {"score_delivered": "n_delivered", "score_missing": "n_missing", "gap": None}))
     if losses:
         tables.append(titled("delivery_stage_losses", "Stage losses (paired)",
                              [{**r, "ci": (r["ci_low"], r["ci_high"])} for r in losses],

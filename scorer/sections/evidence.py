@@ -30,6 +30,7 @@ prepare = evidence_records.prepare  # shared evidence records, computed before s
 ALL = "all"
 CHAIN_METRICS = ("required_fact_recall", "chain_retrieved", "chain_delivered")
 DIAG_COLUMNS = ("method", "backbone", "mode", "n", *RETRIEVAL_METRICS, "n_y3", *TEMPORAL_METRICS)
+DIAG_N = {**{m: "n" for m in RETRIEVAL_METRICS}, **{m: "n_y3" for m in TEMPORAL_METRICS}}
 
 
 def diagnosed(records: Sequence[Record], k: int) -> list[tuple[Record, Diagnosis]]:
@@ -209,7 +210,7 @@ def build(ctx: ScoreContext) -> SectionResult:
             tables.append(titled(f"evidence_by_{key}", f"Retrieval diagnostics by {label} (K = {k})",
                                  fold(_pivot(diag, key, order)), cols,
                                  (base_note if key == "y" else f"K = {k}; definitions as under the table by Y.")
-                                 + extra_note))
+                                 + extra_note, n_for=DIAG_N))
         tables.append(titled("evidence_provenance", "Retrieval provenance per run",
                              fold(provenance_rows(records, a, fe, groups)),
                              ("method", "backbone", "mode", "rows", "retrieval_logged", "valid_provenance",
@@ -223,5 +224,7 @@ def build(ctx: ScoreContext) -> SectionResult:
                              fold(chain_table_rows(chains)), cols,
                              f"Required-fact recall and Chain Retr. over the top K = {k} of the logged ranking; "
                              "Chain Deliv. needs a logged `delivered` list (unknown delivery is left out, never "
-                             "read as 'same as retrieved')." + extra_note))
+                             "read as 'same as retrieved')." + extra_note,
+                             n_for={"required_fact_recall": "n_retrieved", "chain_retrieved": "n_retrieved",
+                                    "chain_delivered": "n_delivered"}))
     return SectionResult(NAME, diag + chains, tables, warnings=warnings)

@@ -61,15 +61,19 @@ def item_score(item: Item, p: Prediction, judge_levels: int = 5) -> float | None
     return coerce_judge(p.judge, judge_levels)
 
 
-def frame_scores(ctx: ScoreContext) -> dict[tuple[str, str, str, str], float]:
-    """(backbone, method, mode, item_id) → the score the matrix uses (ctx.frame is already scored)."""
+_UNSCORED = object()  # a record whose row the scored frame does not hold
+
+
+def frame_scores(ctx: ScoreContext) -> dict[tuple[str, str, str, str], float | None]:
+    """(backbone, method, mode, item_id) → the score the matrix uses (ctx.frame is already scored),
+    None where it has none: a missing score, or one the checks withheld (a judge off its scale), which
+    no section may read back from the row."""
     f = ctx.frame
     if f is None or not len(f) or not {"backbone", "method", "mode", "item_id", "em", "judge"} <= set(f.columns):
         return {}
     vals = np.where(f["mode"].to_numpy() == "mcq", f["em"].to_numpy(dtype=float), f["judge"].to_numpy(dtype=float))
-    ok = vals == vals
-    cols = [f[c].to_numpy()[ok].tolist() for c in ("backbone", "method", "mode", "item_id")]
-    return dict(zip(zip(*cols), vals[ok].tolist()))
+    cols = [f[c].to_numpy().tolist() for c in ("backbone", "method", "mode", "item_id")]
+    return dict(zip(zip(*cols), [v if v == v else None for v in vals.tolist()]))
 
 
 def collect(ctx: ScoreContext) -> tuple[list[Record], list[str]]:
@@ -253,8 +257,8 @@ def _collect(ctx: ScoreContext) -> tuple[list[Record], list[str]]:
     mode_no: dict[str, int] = {}
     mode_of = np.fromiter((mode_no.setdefault(m, len(mode_no)) for m in modes), dtype=np.int64, count=len(modes))
     ctx.memo["evidence_group_code"] = run_pair[j.run[chosen]] * max(len(mode_no), 1) + mode_of
-    scores = list(map(scored.get, zip(backbones, methods, modes, [it.item_id for it in items])))
-    for i in [i for i, v in enumerate(scores) if v is None]:  # not in the scored frame: scored here
+    scores = [scored.get(k, _UNSCORED) for k in zip(backbones, methods, modes, [it.item_id for it in items])]
+    for i in [i for i, v in enumerate(scores) if v is _UNSCORED]:  # not in the scored frame: scored here
         scores[i] = item_score(items[i], rows[i], levels)
     by_task = {t.name: t for t in bench.tasks}
     tasks = [by_task.get(it.task) or bench.task_of(it) for it in items]

@@ -29,14 +29,25 @@ COLUMN_TITLES = {
 }
 
 def titled(name: str, title: str, rows: Sequence[Mapping[str, Any]], columns: Sequence[str], note: str = "",
-           titles: Mapping[str, str] | None = None) -> Table:
-    """A Table whose columns carry the paper's headings (row keys are the headings)."""
+           titles: Mapping[str, str] | None = None, n_for: Mapping[str, str | None] | None = None,
+           ci_rows: Mapping[str, str] | None = None) -> Table:
+    """A Table whose columns carry the paper's headings (row keys are the headings). `n_for` (row
+    keys: value → its n, or None) becomes the Table's, in headings; an n it names that is not among
+    `columns` is carried in the rows unshown (the long CSV gives it, the wide tables do not)."""
     mapping = {**COLUMN_TITLES, **(titles or {})}
     heads = [mapping.get(c, c) for c in columns]
     if len(set(heads)) != len(heads):
         raise ValueError(f"table {name}: repeated column headings {heads}")
-    out = [{h: r.get(c) for c, h in zip(columns, heads)} for r in rows]
-    return Table(name, title, out, heads, note)
+    n_for = dict(n_for or {})
+    unknown = [v for v in n_for if v not in columns]
+    if unknown:
+        raise ValueError(f"table {name}: n_for names value columns it does not have: {unknown}")
+    hidden = sorted({c for c in n_for.values() if c is not None and c not in columns})
+    keys = [*columns, *hidden]
+    out = [{mapping.get(c, c): r.get(c) for c in keys} for r in rows]
+    ns = {mapping.get(v, v): (None if c is None else mapping.get(c, c)) for v, c in n_for.items()}
+    cis = {mapping.get(iv, iv): mapping.get(v, v) for iv, v in (ci_rows or {}).items()}
+    return Table(name, title, out, heads, note, ns, cis)
 
 def fold_modes(rows: Iterable[Mapping[str, Any]], mirrored: set[tuple[str, str]]) -> list[dict]:
     """Table rows (with `backbone`, `method_name`, `mode`) with mirrored MCQ rows dropped and the open

@@ -79,7 +79,8 @@ def build(ctx: ScoreContext) -> SectionResult:
                "of an answerable item; evidence: another round of a session holding one; filler: the rest.",
                TITLES),
         titled("chains", "Chain composition", summary, ("measure", "count", "n", "value"),
-               "Value = count / n. Facts = distinct required rounds; modalities include text.", TITLES),
+               "Value = count / n. Facts = distinct required rounds; modalities include text.", TITLES,
+               {"count": None, "value": "n"}),
     ]
     data = {"challenges": challenges, "media": media, "chains": [shares | {"unanswerable": n_unans}]}
     return SectionResult(NAME, data, tables)

@@ -71,10 +71,11 @@ def build(ctx: ScoreContext) -> SectionResult:
                      ("backbone", "mode", "condition", "stage", "run", "n", "score", "n_chain", "chain"),
                      "Score = MCQ EM / open judge, Chain = complete chain delivered (share of items whose run "
                      "logged delivery): two different measures, never interchangeable. Answerable items only; "
-                     "n beside each value.", TITLES)]
+                     "n beside each value.", TITLES, {"score": "n", "chain": "n_chain"})]
     if drops:
         tables.append(titled("drops", "Paired drops between rungs", [shown_ci(r) for r in drops],
                              ("backbone", "mode", "title", "pair", "n", "mean_a", "mean_b", "drop", "ci",
                               "wins", "ties", "losses", "cluster_ci", "n_clusters", "chain_drop", "n_chain"),
-                             "Δ drop = mean(score upper − score lower). " + mr.note(ctx), TITLES))
+                             "Δ drop = mean(score upper − score lower). " + mr.note(ctx), TITLES,
+                             {**mr.DROP_N, "cluster_ci": "n_clusters"}, {"cluster_ci": "drop"}))
     return SectionResult(NAME, {"ladder": ladder, "drops": drops}, tables, warnings=[*d.warnings, *warnings])

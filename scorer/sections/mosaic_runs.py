@@ -21,6 +21,8 @@ from scorer.sections.base import ScoreContext
 from scorer.sections.evidence_records import by_group, collect
 
 Group = tuple[str, str, str]  # (backbone, method, mode)
+# the n of each value of a paired-drop row (scorer.sections.mosaic_ladder / mosaic_strata tables)
+DROP_N = {"mean_a": "n", "mean_b": "n", "drop": "n", "wins": "n", "ties": "n", "losses": "n", "chain_drop": "n_chain"}
 EXPLORATORY = ("Strata are exploratory: one CI per stratum, no correction for multiple comparisons "
                "(as MOSAIC reports them).")
 

@@ -70,5 +70,5 @@ def build(ctx: ScoreContext) -> SectionResult:
                                  f"Overlapping strata: an item counts in every {kind} its required facts carry. "
                                  f"small = fewer than {SMALL_STRATUM} items. {mr.EXPLORATORY} "
                                  + mr.note(ctx, clustered=False),
-                                 {**TITLES, "stratum": kind.capitalize(), "flag": "Flag"}))
+                                 {**TITLES, "stratum": kind.capitalize(), "flag": "Flag"}, mr.DROP_N))
     return SectionResult(NAME, rows, tables, warnings=warnings)

@@ -54,12 +54,12 @@ def sweep_rows(ctx: ScoreContext, d: mr.MosaicData) -> tuple[list[dict], list[st
             score, n = mean_n(o.score for o in out)
             chain, n_chain = mean_n(None if o.chain is None else float(o.chain) for o in out)
             cov, n_cov = mean_n(o.coverage for o in out)
-            rec, _ = mean_n(o.recall for o in out)
+            rec, n_rec = mean_n(o.recall for o in out)
             pair = mr.paired(ctx, d, first, g) if g != first else None
             rows.append({"backbone": backbone, "mode": mode, "ranking": ranking, "budget": budget_text(budget),
                          "budget_value": budget_value(budget), "run": mr.run_label(d, g), "method": g[1],
                          "n": n, "score": score, "n_chain": n_chain, "chain": chain, "n_coverage": n_cov,
-                         "coverage": cov, "recall": rec, "ranking_changed_items": changed,
+                         "coverage": cov, "recall": rec, "n_recall": n_rec, "ranking_changed_items": changed,
                          "drop": None if pair is None else pair["drop"],
                          "ci_low": None if pair is None else pair["ci_low"],
                          "ci_high": None if pair is None else pair["ci_high"],
@@ -78,5 +78,6 @@ def build(ctx: ScoreContext) -> SectionResult:
                     "coverage", "recall", "n_pair", "drop", "ci"),
                    "Only the packer's budget changes. Coverage = required facts delivered / required facts; "
                    "recall = required facts in the top K retrieved. Δ vs loosest = paired score drop from the "
-                   "loosest budget. " + mr.note(ctx), SWEEP_TITLES)
+                   "loosest budget. " + mr.note(ctx), SWEEP_TITLES,
+                   {"score": "n", "chain": "n_chain", "coverage": "n_coverage", "recall": "n_recall", "drop": "n_pair"})
     return SectionResult(NAME, rows, [table], warnings=warnings)

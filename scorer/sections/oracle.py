@@ -96,8 +96,10 @@ def build(ctx: ScoreContext) -> SectionResult:
     cols = [r["y"] for r in rows]
     label = {c: ("All" if c == "all" else c) for c in cols}
     shown = [
-        {"Metric": "Majority-vote accuracy", **{label[r["y"]]: r["majority_accuracy"] for r in rows}},
-        {"Metric": "Mean individual accuracy", **{label[r["y"]]: r["mean_individual_accuracy"] for r in rows}},
+        {"Metric": "Majority-vote accuracy", **{label[r["y"]]: r["majority_accuracy"] for r in rows},
+         "_n": {label[r["y"]]: r["n_items"] for r in rows}},  # over items; the mean individual one over annotators
+        {"Metric": "Mean individual accuracy", **{label[r["y"]]: r["mean_individual_accuracy"] for r in rows},
+         "_n": {label[r["y"]]: r["n_annotators"] for r in rows}},
         {"Metric": "n items", **{label[r["y"]]: r["n_items"] for r in rows}},
         {"Metric": "annotators", **{label[r["y"]]: r["n_annotators"] for r in rows}},
         {"Metric": "ties (no strict majority, counted wrong)", **{label[r["y"]]: r["ties"] for r in rows}},

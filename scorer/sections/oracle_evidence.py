@@ -170,7 +170,8 @@ def build(ctx: ScoreContext) -> SectionResult:
         tables.append(titled("oracle_by_y", "Oracle evidence (a): reasoning depth by Y", depth,
                              ("backbone", "method", "y", "n_em", "em", "n_open", "bleu_1", "judge"),
                              "Gold clue rounds with original media delivered (clue-only multimodal runs); "
-                             "answerable items.", TITLES))
+                             "answerable items.", TITLES,
+                             {"em": "n_em", "bleu_1": "n_open", "judge": "n_open"}))
     if gaps:
         shown = [{**r, "ci": (r["ci_low"], r["ci_high"]), "metric": METRIC_TITLES.get(r["metric"], r["metric"])}
                  for r in gaps]

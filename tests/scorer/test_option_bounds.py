@@ -28,6 +28,9 @@ CASES = [
     (["judge", "--runs", MISSING, "--model", "m", "--backoff", "inf"], "--backoff"),
     (["retrieve", MISSING, "--out", "/nonexistent/out", "--top-k", "0"], "--top-k"),
     (["retrieve", MISSING, "--out", "/nonexistent/out", "--top-k", "10000000000"], "--top-k"),
+    # a phrase with no words would match nothing: the default phrases gone, text detection off unsaid
+    (["score", MISSING, "--runs", MISSING, "--abstain-pattern", ""], "--abstain-pattern"),
+    (["score", MISSING, "--runs", MISSING, "--abstain-pattern", "I don't know", "  "], "--abstain-pattern"),
 ]
 
 

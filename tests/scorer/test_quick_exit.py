@@ -9,6 +9,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from tests.paths import DEMO, REPO
 
 # A console script that registers an exit handler first: it prints only if the interpreter tears down.
@@ -74,3 +76,15 @@ def _env() -> dict:
     import os
 
     return dict(os.environ)
+
+
+@pytest.mark.parametrize("command", [f"info {DEMO}", f"score {DEMO} --runs {DEMO / 'runs'} --sections matrix "
+                                                    "--resamples 10"])
+def test_a_table_piped_into_head_exits_0(command):
+    """rich meets the closed pipe of `| head -1` with SystemExit(1): memscope's own exit is 0, as for
+    any reader that stops early (pipefail: the pipeline's status is memscope's)."""
+    proc = subprocess.run(f"set -o pipefail; {sys.executable} -c \"$SCRIPT\" {command} | head -1",
+                          shell=True, executable="/bin/bash", capture_output=True, text=True, cwd=REPO,
+                          timeout=300, env={**_env(), "SCRIPT": SCRIPT})
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stdout.splitlines()) == 1

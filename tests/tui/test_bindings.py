@@ -62,3 +62,45 @@ async def test_a_key_map_moves_a_key_by_its_id(tmp_path) -> None:
         await pilot.press("f1")
         await settle(pilot)
         assert isinstance(app.screen, HelpScreen)
+
+
+@pytest.mark.needs_demo
+async def test_help_names_keys_as_they_are_typed(tmp_path) -> None:
+    """The help screen and the palette's list name "!" as "!", not Textual's "exclamation_mark"."""
+    from tui.widgets.keys import key_label, screen_commands
+
+    app = demo_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        await settle(pilot)
+        assert isinstance(app.screen, ItemsScreen)
+        keys = {d: k for d, k, *_ in screen_commands(app.screen)}
+        assert keys["Failures"] == "!" and not any("_" in k for k in keys.values()), keys
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        shown = app.export_screenshot()
+        assert "exclamation" not in shown and "question_mark" not in shown
+    assert [key_label(k) for k in ("exclamation_mark", "left_square_bracket", "enter", "ctrl+p")] == \
+        ["!", "[", "enter", "ctrl+p"]
+
+
+@pytest.mark.needs_demo
+async def test_a_mode_key_on_a_screen_above_its_first_goes_back_to_it(tmp_path) -> None:
+    """`2` on the Item screen (opened from Items, in the items mode) goes back to the Items table,
+    as `2` from any other mode goes there; it did nothing (a switch to the mode already current)."""
+    app = demo_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ItemScreen)
+        await pilot.press("2")
+        await settle(pilot)
+        assert isinstance(app.screen, ItemsScreen) and len(app.screen_stack) == 1
+        await pilot.press("1")
+        await settle(pilot)
+        await pilot.press("2")
+        await settle(pilot)
+        assert isinstance(app.screen, ItemsScreen)

@@ -7,12 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 from textual.app import App
+from textual.keys import format_key
 from textual.screen import Screen
 
 
 def key_label(key: str) -> str:
-    return {"question_mark": "?", "slash": "/", "left_square_bracket": "[", "right_square_bracket": "]",
-            "escape": "esc", "enter": "enter"}.get(key, key)
+    """A key as it is typed ("!", "?", "[", "ctrl+p"): Textual's own names for keys, "enter" in words."""
+    return "enter" if key == "enter" else format_key(key)
 
 
 def screen_commands(screen: Any) -> list[tuple[str, str, str, Any, str]]:

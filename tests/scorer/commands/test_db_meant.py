@@ -82,3 +82,16 @@ def test_the_app_says_created_db_when_it_makes_one(tmp_path: Path, capsys: pytes
     assert db.is_file() and f"created DB {db}" in capsys.readouterr().err
     _check_db(argparse.Namespace(db=str(db), study=None))
     assert "created DB" not in capsys.readouterr().err
+
+
+def test_score_refuses_a_study_the_database_does_not_hold(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`score --study` with a misspelt name is one line naming the studies there are, not a report
+    whose annotation sections all say there are no verdicts."""
+    db = tmp_path / "a.db"
+    assert main(["annotations", "import", str(DEMO / "annotations.jsonl"), "--db", str(db)]) == 0
+    capsys.readouterr()
+    base = ["score", str(DEMO), "--runs", str(RUNS), "--db", str(db), "--sections", "agreement", "--resamples", "10"]
+    assert main([*base, "--study", "judge-dmeo"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--study 'judge-dmeo'" in err[0] and "'judge-demo'" in err[0], err
+    assert main([*base, "--study", "judge-demo"]) == 0

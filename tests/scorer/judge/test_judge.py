@@ -464,3 +464,33 @@ def test_resume_after_sigkill(tmp_path, capsys):
         for text in (out.decode(), err.decode(), captured.out, captured.err):
             assert KEY not in text
     assert len(out_rows(tmp_path / "out")) == n and all(r["judge"] is not None for r in out_rows(tmp_path / "out").values())
+
+
+def test_a_server_nobody_listens_on_stops_the_run_at_once(tmp_path, capsys):
+    """A --base-url where nothing listens (a real closed port on loopback): the run stops after the
+    attempts one row may make, with one line, instead of every row spending its retries and
+    backoff (minutes for a few hundred rows); nothing is written as judged."""
+    import socket
+    import time
+
+    with socket.socket() as s:  # a port that was free a moment ago, with nothing listening now
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    runs = runs_tree(tmp_path, [row(i, f"a{i}") for i in range(1, 120)])
+    t0 = time.monotonic()
+    rc = main(["judge", "--runs", str(runs), "--model", "judge-a", "--base-url", f"http://127.0.0.1:{port}/v1",
+               "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "c.sqlite"), "--timeout", "2",
+               "--backoff", "1", "--max-retries", "4", "--concurrency", "4"])
+    took = time.monotonic() - t0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and f"cannot reach http://127.0.0.1:{port}/v1" in err[0], err
+    assert KEY not in err[0]
+    assert took < 10, took  # 119 rows × 4 retries with backoff 1, 2, 4, 8 s would take minutes
+    assert not any(r.get("judge") is not None for r in out_rows(tmp_path / "out").values())
+
+
+def test_a_server_that_drops_connections_is_still_retried(server, tmp_path):
+    """Only a server that was never reached stops the run: connections it closes are retried."""
+    runs = runs_tree(tmp_path, [row(i, f"a{i} [[script:drop,drop,ok]]") for i in range(1, 6)])
+    assert judge(server, runs, tmp_path / "out", tmp_path / "c.sqlite") == 0
+    assert all(r["judge"] is not None for r in out_rows(tmp_path / "out").values())

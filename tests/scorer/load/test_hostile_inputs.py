@@ -59,7 +59,14 @@ def cli(args: list[str], capsys) -> tuple[int, str, str]:
     return code, cap.out, cap.err
 
 
-def one_line(code: int, err: str, name: str, where: str | None = None) -> None:
+def one_line(code: int, err: str, name: str, where: str | None = None, out: str | None = None) -> None:
+    """One line naming the file (and place): on stderr with exit 2 — or, for `validate` (pass its
+    `out`), one error finding among its findings, exit 1, the rest of the benchmark still checked."""
+    if out is not None:
+        found = [line for line in out.splitlines() if name in line and ": error: " in line]
+        assert code == 1 and len(found) == 1 and "Traceback" not in err, (code, out, err)
+        assert where is None or where in found[0], found
+        return
     lines = err.strip().splitlines()
     assert code in (1, 2), (code, err)
     assert "Traceback" not in err
@@ -98,11 +105,10 @@ def test_pathological_json_in_benchmark_and_runs(tmp_path: Path, capsys, value: 
     if command == "score":
         args += ["--out", tmp_path / "out", "--format", "json"]
     code, out, err = cli(args, capsys)
-    if target == "dialog" and command == "validate":
-        # a dialog file that cannot be read is one finding; the rest is still checked
-        assert code == 1 and "Traceback" not in err
-        found = [line for line in out.splitlines() if file.name in line and ": error: " in line]
-        assert len(found) == 1, out
+    if command == "validate":
+        # a dialog or run file that cannot be read is one finding (file:line where known); the rest is
+        # still checked
+        one_line(code, err, file.name, None if where is None else f"{file.name}{where}", out=out)
     else:
         one_line(code, err, file.name, where)
     assert unchanged(before, tmp_path)
@@ -142,18 +148,18 @@ def test_predictions_folder_symlink_loop_and_fifo(tmp_path: Path, capsys) -> Non
         p.unlink()
         p.symlink_to(p)  # a loop
         before = snapshot(tmp_path)
-        code, _, err = cli(["validate", bench, "--runs", tmp_path / "runs"], capsys)
-        one_line(code, err, name)
+        code, out, err = cli(["validate", bench, "--runs", tmp_path / "runs"], capsys)
+        one_line(code, err, name, out=out)
         assert unchanged(before, tmp_path)
         p.unlink()
         if name == "predictions.jsonl":
             p.mkdir()  # a folder where the file should be
-            code, _, err = cli(["validate", bench, "--runs", tmp_path / "runs"], capsys)
-            one_line(code, err, name)
+            code, out, err = cli(["validate", bench, "--runs", tmp_path / "runs"], capsys)
+            one_line(code, err, name, out=out)
             p.rmdir()
             os.mkfifo(p)  # would block a reader forever
-            code, _, err = cli(["validate", bench, "--runs", tmp_path / "runs"], capsys)
-            one_line(code, err, name)
+            code, out, err = cli(["validate", bench, "--runs", tmp_path / "runs"], capsys)
+            one_line(code, err, name, out=out)
             p.unlink()
             p.write_text("\n".join(json.dumps(r) for r in good_rows()) + "\n")
         else:
@@ -258,8 +264,8 @@ def test_non_utf8_byte_on_line_two(tmp_path: Path, capsys) -> None:
     lines = p.read_bytes().splitlines()
     lines[1] = lines[1].replace(b"open", b"op\xffen", 1)
     p.write_bytes(b"\n".join(lines) + b"\n")
-    code, _, err = cli(["validate", bench, "--runs", tmp_path / "runs"], capsys)
-    one_line(code, err, "predictions.jsonl", "predictions.jsonl:2")
+    code, out, err = cli(["validate", bench, "--runs", tmp_path / "runs"], capsys)
+    one_line(code, err, "predictions.jsonl", "predictions.jsonl:2", out=out)
     events = tmp_path / "e.jsonl"
     events.write_bytes(b"\n\xff\n")
     code, _, err = cli(["annotations", "import", events, "--db", tmp_path / "a.db"], capsys)
@@ -287,12 +293,12 @@ def test_unreadable_run_files_for_every_command(tmp_path: Path, capsys, command:
     p.unlink()
     os.mkfifo(p)
     args = [command, bench, "--runs", tmp_path / "runs"] + (["--out", tmp_path / "out"] if command == "score" else [])
-    code, _, err = cli(args, capsys)
-    one_line(code, err, "predictions.jsonl")
+    code, out, err = cli(args, capsys)
+    one_line(code, err, "predictions.jsonl", out=out if command == "validate" else None)
     p.unlink()
     p.mkdir()
-    code, _, err = cli(args, capsys)
-    one_line(code, err, "predictions.jsonl")
+    code, out, err = cli(args, capsys)
+    one_line(code, err, "predictions.jsonl", out=out if command == "validate" else None)
 
 
 def test_names_too_long(tmp_path: Path, capsys) -> None:

@@ -171,7 +171,7 @@ def test_evidence_rows_read_as_json_are_the_rows_evidence_dicts(tmp_path):
         {"idx": 2, "mode": "open", "retrieved": None, "delivered": None, "context_round_ids": [],
          "method_runtime": runtime, "judge": 0.5, "pred": "x" * 40},
         {"idx": 3, "mode": "open", "retrieved": "not a list", "clue_rounds": {"odd": [1, "two", None]},
-         "history_source": None, "judge": True, "method_runtime": None, "pred": ""},
+         "history_source": None, "judge": 1.0, "contains_gt": True, "method_runtime": None, "pred": ""},
         {"idx": 4, "mode": "open"},
         {"idx": 5, "mode": "open", "delivered": [1, "D1:2", {"r": 2.5e-300}], "retrieved": [[], {}, 12345678901234]},
         # the usual log (read in C), with a repeat, an entry without a score and a round named twice

@@ -347,7 +347,8 @@ def test_judge_scale_rescales_linearly_and_is_recorded(likert_runs, tmp_path):
     assert not [w for w in data["warnings"] if "withheld" in w]
 
 
-@pytest.mark.parametrize("bad, kind", [(-5.0, "number"), ("high", "text")])
+@pytest.mark.parametrize("bad, kind", [(-5.0, "number"), ("high", "text"), ("0.5", "text"), (" 1 ", "text"),
+                                       ("NaN", "text"), (True, "true/false")])
 def test_impossible_judge_scores_are_errors_and_unpublished(bench, tmp_path, capsys, bad, kind):
     runs = tmp_path / "runs"
 
@@ -361,6 +362,8 @@ def test_impossible_judge_scores_are_errors_and_unpublished(bench, tmp_path, cap
     assert code == 1
     (line,) = [ln for ln in lines if "judge" in ln]
     assert line.split(": ")[0].endswith("predictions.jsonl:3") and ": error:" in line
+    if kind != "number":
+        assert f"judge logged as {kind}, not a number" in line
     report = score(bench, [runs], sections=["matrix"], options=ScoreOptions(resamples=10))
     data = report.json_data()
     assert [r for r in data["matrix"] if r["metric"] == "judge"] == []  # not -1.09, not 0.5 either
@@ -413,3 +416,139 @@ def test_both_readers_give_the_same_frame_on_upstream_shapes(tmp_path):
     for col in COLUMNS:
         assert full[col].equals(lean.frame[col]), col
     assert lean.frame["question_ok"].all()
+
+
+@pytest.mark.parametrize("scale, wrong", [("1-5", 0.0), ("0-10", 0.1)])
+def test_judge_scale_never_rescales_a_folder_already_on_0_1(likert_runs, tmp_path, capsys, scale, wrong):
+    """--judge-scale is one flag for every folder: a 0–1 judge's folder beside a 1–5 one would have
+    its 1.0 published as 0.0 (1-5) or 0.1 (0-10). Such a folder (every score within [0, 1]) is
+    withheld with a warning naming it; the 1–5 folder is rescaled as asked."""
+    bench, runs = likert_runs
+    write_upstream_run(runs, dialog(bench, "open"), mode="open", answer=lambda qa, r: qa["answer"],
+                       judge=lambda qa, p: 1.0, method="full_context_multimodal", history_source="full_context")
+    out = tmp_path / "out"
+    assert main(["score", str(bench), "--runs", str(runs), "--judge-scale", scale, "--sections", "matrix",
+                 "--resamples", "10", "--out", str(out), "--format", "json"]) == 0
+    data = json.loads((out / "report.json").read_text())
+    judged = {r["method"]: r["value"] for r in data["matrix"] if r["metric"] == "judge" and r["agg"] == "micro"}
+    assert "full_context_multimodal" not in judged and wrong not in judged.values()
+    (folder,) = [f for f in data["inputs"]["checks"]["withheld"]["judge"]]
+    assert "full_context" in folder
+    warning = next(w for w in data["warnings"] if w.startswith("judge withheld for 1 run folder(s)"))
+    assert "all within [0, 1]" in warning and f"--judge-scale {scale}" in warning
+    assert f"warning: {warning}" in capsys.readouterr().err.splitlines()  # said on the terminal too, with --out
+    if scale == "1-5":
+        assert judged == {"semantic_rag_multimodal": pytest.approx((1.0 + 0.25 + 0.75) / 3)}
+
+
+@pytest.mark.parametrize("shape, severity, said_by_validate, said_by_score", [
+    ("single_choice", "warning", "log a single `choice` and no `rotations` list", "log fewer rotations than their item has (mostly 1 of 4)"),
+    ("rotations_text", "error", "log `rotations` as a str, not a list", "log fewer rotations than their item has (mostly 1 of 4)"),
+    ("rotation_idx_17", "error", "log a rotation_idx outside their item's rotations", "log a rotation_idx beyond their item's rotations"),
+])
+def test_rotation_rows_the_paper_rule_cannot_read_are_said_in_validate_and_score(
+        bench, tmp_path, capsys, shape, severity, said_by_validate, said_by_score):
+    """A 4-rotation item's row with only a bare `choice`, with `rotations` as text, or with a
+    rotation_idx past the item's: each scores as the paper's rule makes it (unlogged rotations wrong),
+    and neither `validate` nor `score` is silent about it."""
+    def spoil(row: dict) -> None:
+        rots = row.get("rotations")
+        if not rots:
+            return
+        if shape == "single_choice":
+            row.pop("rotations")
+            row["choice"] = rots[0]["choice"]
+        elif shape == "rotations_text":
+            row["rotations"] = "".join(r["choice"] for r in rots)
+            row["choice"] = rots[0]["choice"]
+        else:
+            rots[-1]["rotation_idx"] = 17
+
+    runs = tmp_path / "runs"
+    write_upstream_run(runs, dialog(bench), answer=first_correct, row_hook=spoil)
+    code, lines = validate_lines(bench, runs, capsys)
+    (line,) = [ln for ln in lines if said_by_validate in ln]
+    assert f": {severity}: 3 rotation MCQ row(s)" in line and line.split(": ")[0].endswith("predictions.jsonl:1")
+    assert code == (1 if severity == "error" else 0)
+    report = score(bench, [runs], sections=["matrix"], options=ScoreOptions(resamples=10))
+    warnings = report.json_data()["warnings"]
+    assert any(said_by_score in w for w in warnings), warnings
+    em = matrix_value(report, "semantic_rag_multimodal", "em", "micro")
+    # answerable: two 4-rotation items right on the rotations read (1 of 4, or 3 of 4), one 1-rotation item
+    # right (the third 4-rotation item is the unanswerable control, not in the matrix)
+    assert em == pytest.approx(((0.75 if shape == "rotation_idx_17" else 0.25) * 2 + 1.0) / 3)
+
+
+def test_a_judge_score_between_the_levels_is_said_and_averaged_as_recorded(bench, tmp_path):
+    runs = tmp_path / "runs"
+
+    def between(row: dict) -> None:
+        if row["idx"] == 2:
+            row["judge"] = 0.3
+
+    write_upstream_run(runs, dialog(bench, "open"), mode="open", answer=lambda qa, r: qa["answer"],
+                       judge=lambda qa, p: 1.0, row_hook=between)
+    report = score(bench, [runs], sections=["matrix"], options=ScoreOptions(resamples=10))
+    data = report.json_data()
+    (warning,) = [w for w in data["warnings"] if "not on the judge levels" in w]
+    assert warning.startswith("1 judge score(s) in 1 run folder(s)") and "predictions.jsonl:2" in warning
+    assert data["inputs"]["checks"]["judge_off_levels"] == 1
+    assert matrix_value(report, "semantic_rag_multimodal", "judge", "micro") == pytest.approx((1.0 + 0.3 + 1.0) / 3)
+
+
+@pytest.mark.parametrize("huge", [1e308, -1e308, 1.7976931348623157e308])
+def test_a_huge_judge_score_is_refused_without_numpy_noise(bench, tmp_path, huge):
+    """Scores near the float limit are refused like any out-of-range score, and no numpy overflow
+    warning reaches the terminal (the command is run as a user runs it, in its own process)."""
+    import subprocess
+    import sys
+
+    runs = tmp_path / "runs"
+
+    def spoil(row: dict) -> None:
+        if row["idx"] in (1, 3):
+            row["judge"] = huge
+
+    write_upstream_run(runs, dialog(bench, "open"), mode="open", answer=lambda qa, r: qa["answer"],
+                       judge=lambda qa, p: 0.5, row_hook=spoil)
+    for args in (["validate", str(bench), "--runs", str(runs), "--no-decode"],
+                 ["score", str(bench), "--runs", str(runs), "--resamples", "10", "--out", str(tmp_path / "o"),
+                  "--format", "json"],
+                 ["score", str(bench), "--runs", str(runs), "--resamples", "10", "--judge-scale", "1-10"]):
+        done = subprocess.run([sys.executable, "-m", "scorer", *args], capture_output=True, text=True, timeout=120)
+        assert "Warning" not in done.stderr and "Traceback" not in done.stderr, (args, done.stderr)
+        assert done.returncode == (1 if args[0] == "validate" else 0), (args, done.stdout, done.stderr)
+    data = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert [r for r in data["matrix"] if r["metric"] == "judge"] == []
+
+
+def test_a_withheld_judge_is_withheld_from_every_section(likert_runs):
+    """A 1–5 judge without --judge-scale is withheld: not in the matrix, and not read back from the
+    rows by the sections that pair on each item's score (abstention, delivery) either."""
+    bench, runs = likert_runs
+    report = score(bench, [runs], options=ScoreOptions(resamples=10))
+    data = report.json_data()
+    assert [r for r in data["matrix"] if r["metric"] == "judge"] == []
+    answerable = [r for r in data["abstention"] if r["metric"] == "answerable_score"]
+    assert answerable and all(r["value"] is None and r["n"] == 0 for r in answerable), answerable
+    delivery = data["delivery"]
+    assert delivery.get("score_join", []) == [] and all(i["score"] is None for i in delivery["items"])
+
+
+def test_validate_reports_a_run_file_cut_short_beside_everything_else(bench, tmp_path, capsys):
+    """A predictions.jsonl cut mid-row (a run still being written) is one error naming file, line
+    and column, in words; `validate` still checks every other folder and says what it could not."""
+    runs = tmp_path / "runs"
+    write_upstream_run(runs, dialog(bench), answer=first_correct, rotation_break=True)
+    cut = write_upstream_run(runs, dialog(bench, "open"), mode="open", answer=lambda qa, r: qa["answer"],
+                             judge=lambda qa, p: 0.5, stamp="20260101_000001") / "predictions.jsonl"
+    data = cut.read_bytes()
+    cut.write_bytes(data[: data.index(b'"pred"', data.index(b"\n") + 1) + 9])  # inside row 2's pred
+    code = main(["validate", str(bench), "--runs", str(runs), "--no-decode"])
+    out, err = capsys.readouterr()
+    lines = out.strip().splitlines()
+    (bad,) = [ln for ln in lines if ln.startswith(str(cut))]
+    assert f"{cut}:2:" in bad and ": error: invalid JSON: unterminated string starting at column" in bad
+    assert "cut short" in bad
+    assert any("log fewer rotations" in ln for ln in lines)  # the other folder was checked
+    assert code == 1 and "1 run folder(s) (+1 unreadable, not checked)" in err

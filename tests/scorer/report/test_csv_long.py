@@ -49,7 +49,9 @@ def test_every_table_has_a_long_csv_with_numeric_columns(report):
                 rows = list(csv.DictReader(fh))
             numeric_cols = {c for c in rows[0] if not c.endswith((" low", " high", " mark", " n"))
                             and any(_is_num(r[c]) for r in rows)} - {c for c in rows[0] if c == "n" or c.startswith("n ")}
-            assert len(df) == len(rows) * len(numeric_cols), (p.name, len(df), len(rows), sorted(numeric_cols))
+            second = df["measure"].str.fullmatch(r".+ \(.*CI.*\)")  # a value's second interval (Table.ci_rows)
+            assert len(df[~second]) == len(rows) * len(numeric_cols), (p.name, len(df), len(rows), sorted(numeric_cols))
+            assert second.sum() in (0, len(rows)), p.name
     assert sum(1 for p in long if len(p.read_text().splitlines()) > 1) >= len(long) - 2  # text-only lists: none
     assert undefined > 0  # the demo's κ of a one-verdict cell is undefined: empty, with the reason
 
@@ -101,3 +103,86 @@ def test_melting_pairs_intervals_and_ns_and_defuses_text():
     assert by[("B", "Chain Retr.")]["n"] == "9"  # "n Retr." goes with "Chain Retr.", before it
     assert by[("B", "Score")]["value"] == "" and by[("B", "Score")]["reason"] == "no value"
     assert snake("Δ Latest@K 95% CI") == "delta_latest_at_k_95_pct_ci" and snake("n (open)") == "n_open"
+
+
+# --- which n and which interval go with a value: declared, never guessed from column order ----------
+
+def _long(report: Path, name: str) -> pd.DataFrame:
+    return pd.read_csv(report / "csv" / "long" / f"{name}.csv", keep_default_na=False, na_values=[""])
+
+
+def test_every_report_table_declares_the_n_and_intervals_column_order_would_guess(tmp_path):
+    """A value's n or interval is ambiguous where a table has two n columns, an n column after the
+    value, or two intervals that name no value: every such table of the demo (both benchmarks, with
+    annotations and a --compare pair) says which goes with which (Table.n_for / ci_rows)."""
+    from scorer.report.csvlong import undeclared_pairs
+    from scorer.scoring import score
+    from scorer.sections.base import ScoreOptions
+    from scorer.cli import main as cli_main
+    from tests.paths import DEMO
+
+    db = tmp_path / "a.db"
+    assert cli_main(["annotations", "import", str(DEMO / "annotations.jsonl"), "--db", str(db)]) == 0
+    seen = 0
+    for runs in ("runs", "runs-mosaic"):
+        report = score(DEMO, [DEMO / runs], db=db, options=ScoreOptions(resamples=20, compare=(("SRAG(V)", "FC(V)"),)))
+        for s in report.sections:
+            for t in s.tables:
+                seen += 1
+                assert undeclared_pairs(t) == [], (s.name, t.name, list(t.columns))
+    assert seen >= 40
+
+
+def test_abstention_rates_carry_their_own_n(report):
+    """Correct abstention is over unanswerable items, false abstention over answerable ones, the
+    answerable score over the answerable items with a score; "From text" is a count (no n)."""
+    data = json.loads((report / "report.json").read_text())["abstention"]
+    df = _long(report, "abstention__abstention")
+    measure = {"correct_abstention": "Correct abst.", "false_abstention": "False abst.",
+               "answerable_score": "Score (answerable)"}
+    checked = 0
+    for r in data:
+        got = df[(df["backbone"] == r["backbone"]) & (df["method"] == r["display"]) & (df["mode"] == r["mode"])
+                 & (df["measure"] == measure[r["metric"]])]
+        assert len(got) == 1, r
+        assert int(got["n"].iloc[0]) == r["n"], (r, got.to_dict("records"))
+        checked += 1
+    unans = df[df["measure"] == "Correct abst."]["n"].to_numpy()
+    ans = df[df["measure"] == "False abst."]["n"].to_numpy()
+    assert checked >= 6 and (unans != ans).all()  # the demo has fewer unanswerable items than answerable
+    assert df[df["measure"] == "From text"]["n"].isna().all()
+
+
+def test_delivery_values_carry_their_own_n(report):
+    data = json.loads((report / "report.json").read_text())["delivery"]["runs"]
+    df = _long(report, "delivery__delivery_runs")
+    for r in data:
+        got = df[(df["backbone"] == r["backbone"]) & (df["method"] == r["display"])
+                 & (df["mode"].isin([r["mode"], "open = mcq"]))]
+        if got.empty:  # a mirrored MCQ row, shown once as "open = mcq"
+            continue
+        n = dict(zip(got["measure"], got["n"]))
+        assert n["Chain Deliv."] == r["n_delivered"] and n["Req.-Fact Recall"] == r["n_retrieved"], (r, n)
+        assert n["Chain Retr."] == r["n_retrieved"] and n["Retrieved/item"] == r["n_retrieved_lists"]
+        assert pd.isna(n["Retr. not deliv."]) and pd.isna(n["Req. facts not deliv."])  # totals
+
+
+def test_a_second_interval_is_its_own_row_and_no_count_takes_an_interval():
+    """A paired drop with an item CI and a cluster CI: the cluster CI is a row of its own (with the
+    number of clusters as its n), never the CI of the loss count beside it."""
+    rows = [{"Drop": "Perception", "n": 80, "Score upper": 0.7, "Score lower": 0.6, "Δ drop": 0.1,
+             "95% CI": (0.05, 0.15), "W": 20, "T": 48, "L": 12, "Cluster 95% CI": (0.01, 0.19), "n clusters": 9}]
+    cols = list(rows[0])
+    loose = Table("drops", "Drops", rows, cols)
+    from scorer.report.csvlong import undeclared_pairs
+
+    assert undeclared_pairs(loose)[:2] == ["95% CI", "Cluster 95% CI"]  # and the values: two n columns
+    values = ("Score upper", "Score lower", "Δ drop", "W", "T", "L")
+    t = Table("drops", "Drops", rows, cols, n_for={**{v: "n" for v in values}, "Cluster 95% CI": "n clusters"},
+              ci_rows={"Cluster 95% CI": "Δ drop"})
+    assert undeclared_pairs(t) == []
+    got = {r["measure"]: r for r in csv.DictReader(table_long(SectionResult("s", None, [t]), t, []).splitlines())}
+    assert (got["L"]["ci_low"], got["L"]["ci_high"]) == ("", "")
+    assert (got["Δ drop"]["ci_low"], got["Δ drop"]["ci_high"], got["Δ drop"]["n"]) == ("0.05", "0.15", "80")
+    cluster = got["Δ drop (Cluster 95% CI)"]
+    assert (cluster["value"], cluster["ci_low"], cluster["ci_high"], cluster["n"]) == ("0.1", "0.01", "0.19", "9")

@@ -28,9 +28,9 @@ def _frame() -> pd.DataFrame:
                 judge = [math.nan, math.inf, -math.inf, 0.5][i % 4]  # non-finite values are not checked
             if f == 23 and i == 1:
                 judge = -0.2
-            rows.append({"folder": f"runs/f{f:02d}", "mode": "open" if i % 5 else "mcq", "judge": judge,
+            rows.append({"folder": f"runs/f{f:02d}", "line": i + 1, "mode": "open" if i % 5 else "mcq", "judge": judge,
                          "bleu_1": bleu})
-    rows.append({"folder": "runs/f99", "mode": "mcq", "judge": 7.0, "bleu_1": 9.0})  # MCQ rows are not checked
+    rows.append({"folder": "runs/f99", "line": 1, "mode": "mcq", "judge": 7.0, "bleu_1": 9.0})  # MCQ rows are not checked
     return pd.DataFrame(rows)
 
 

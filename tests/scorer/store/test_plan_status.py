@@ -51,7 +51,13 @@ def test_plan_command_prints_the_pairs(capsys: pytest.CaptureFixture[str]) -> No
 @pytest.mark.parametrize(("argv", "message"), [
     (["--kappa", "-0.9", "--half-width", "0.1", "--prevalence", "0.9"], "impossible with equal marginals"),
     (["--kappa", "1", "--half-width", "0.1"], "strictly between"),
-    (["--kappa", "0.9", "--half-width", "0"], "--half-width must be positive"),
+    (["--kappa", "0.9", "--half-width", "0"], "--half-width must lie between 0 and 1, got 0"),
+    (["--kappa", "0.9", "--half-width", "inf"], "--half-width must lie between 0 and 1, got inf"),
+    (["--kappa", "0.9", "--half-width", "nan"], "--half-width must lie between 0 and 1, got nan"),
+    (["--kappa", "0.9", "--half-width", "1.5"], "--half-width must lie between 0 and 1"),
+    (["--kappa", "0.9", "--half-width", "1e-300"], "takes more pairs than 1,000,000,000"),
+    (["--kappa", "0.9", "--half-width", "1e-160"], "takes more pairs than 1,000,000,000"),
+    (["--kappa", "0.9", "--half-width", "1e-6"], "takes about 7.3e+11 pairs, more than 1,000,000,000"),
     (["--kappa", "0.9", "--half-width", "0.1", "--prevalence", "1.2"], "--prevalence must lie"),
     (["--kappa", "0.9", "--half-width", "0.1", "--raters", "1"], "--raters"),
 ])
