@@ -127,8 +127,8 @@ def undeclared_pairs(t: Table) -> list[str]:
     """Columns whose n or interval the order of columns alone would decide where that is ambiguous:
     value columns, in a table with more than one n column or before its only one, that neither
     `n_for` nor an "n <suffix>" column names; intervals, two or more in a table, that neither name a
-    value ("<value> 95% CI") nor are `ci_rows`. Every report table must have none (tests check the
-    demo's, the synthetic MemEye and MOSAIC sets')."""
+    value ("<value> 95% CI") nor are `ci_rows`. Every report table must have none (a test checks
+    every table of the demo's two benchmarks, with annotations)."""
     _, values, intervals, ns = _roles(t)
     loose = [iv for iv in intervals if iv not in t.ci_rows and not any(iv.startswith(v + " ") for v in values)]
     out = loose if len(loose) > 1 else []  # two intervals named by no value: which bounds what?

@@ -42,7 +42,7 @@ def read_annotations(db: str | Path, study: str | None) -> tuple[pd.DataFrame, d
             f = store.frame(kind, None if kind == ADJUDICATION else study)
             f.insert(0, "kind", kind)
             parts.append(f)
-        if study is not None and all(p.empty for p, k in zip(parts, DECISION_KINDS)):
+        if study is not None and all(p.empty for p in parts[:len(DECISION_KINDS)]):  # not the adjudications
             _check_study(store, study, DECISION_KINDS)
     frame = pd.concat([p for p in parts if not p.empty], ignore_index=True) if any(not p.empty for p in parts) \
         else pd.concat(parts, ignore_index=True)

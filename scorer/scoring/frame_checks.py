@@ -5,7 +5,10 @@
   text, has none of its judge scores published: they are withheld (missing), and a warning says
   why — on a recognisable 1–5 / 1–10 scale, which flag to pass. The same for BLEU-1 outside [0, 1]
   (unless `--recompute-text-metrics` recomputes it from the texts).
-- Rotation MCQ rows that logged fewer rotations than their item has (EM capped at logged / n).
+- With `--judge-scale`, a folder whose judge scores all lie in [0, 1] is withheld (already on 0–1?);
+  without it, judge scores between the levels (JUDGE_LEVELS) are counted and said.
+- Rotation MCQ rows that logged fewer rotations than their item has (EM capped at logged / n), and
+  rows whose rotation_idx reaches past their item's rotations.
 - Rows whose question is not their item's (joined by idx all the same: a warning, DESIGN §3).
 - What the readers noticed (scorer.load.row_checks): non-finite numbers read as missing values.
 
@@ -148,8 +151,8 @@ def before_scoring(frame: pd.DataFrame, runs: Sequence[Run], judge_scale: tuple[
 
 
 def off_level_judge(judged: pd.DataFrame, withheld: set[str]) -> tuple[int, int, str] | None:
-    """(how many, in how many folders, the first's file:line) of the judge scores within [0, 1]
-    that are not one of the report's levels (0, .25, .5, .75, 1), in folders not withheld."""
+    """(how many, in how many folders, the first's file:line) of the finite judge scores that are
+    none of JUDGE_LEVELS, in folders not withheld."""
     x = judged["judge"].to_numpy(dtype=float)
     off = np.isfinite(x)
     if off.any():
