@@ -108,6 +108,8 @@ class MemscopeApp(App[int]):
             self.set_keymap(self.user_keys)
         for problem in self.keymap_problems:
             self.notify(problem, severity="warning", timeout=8, markup=False)
+        for problem in self.state.unreadable_runs:  # the Overview keeps saying it
+            self.notify(problem, title="run file unreadable", severity="warning", timeout=15, markup=False)
         self.switch_mode(self.start_mode)
         if self.start_item is not None and not self.study_only:  # --item: the deep link
             key = self.start_item
@@ -314,6 +316,6 @@ def launch(bench: str | Path, runs: Sequence[str | Path] = (), db: str | Path | 
     prepare()  # the image renderer must be chosen before App.run() (DESIGN §9)
     app = make_app(bench, runs, db=db, annotator=annotator, allow_outside_root=allow_outside_root, study=study,
                    item=item, mode=mode, run=run, score_extra=score_extra)
-    for problem in app.keymap_problems:  # also on screen once the app runs
+    for problem in (*app.state.unreadable_runs, *app.keymap_problems):  # also on screen once the app runs
         print(f"memscope: {plain(problem)}", file=sys.stderr)
     return run_app(app)

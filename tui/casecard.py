@@ -19,6 +19,7 @@ import shutil
 from pathlib import Path
 
 from scorer.model import Item, Media, Round
+from scorer.report.latex_text import esc
 from scorer.safe_text import plain
 from tui.evidence import DEFAULT_K, latest_round, run_evidence, stale_clues
 from tui.media.frames import open_frames
@@ -26,10 +27,9 @@ from tui.media.source import MediaError, local_path
 from tui.rows import score_of
 from tui.state import AppState
 
+CODE_POINT = re.compile(r"\[U\+[0-9A-F]{4,6}\]")  # how esc writes a character pdflatex cannot typeset
 _SHELL_SAFE = re.compile(r"[A-Za-z0-9._:/@+=-]+")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#|!])")
-_TEX_SPECIAL = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#",
-                "^": r"\^{}", "_": r"\_", "%": r"\%", "~": r"\textasciitilde{}"}
 
 
 def md(text: object) -> str:
@@ -37,7 +37,9 @@ def md(text: object) -> str:
 
 
 def tex(text: object) -> str:
-    return "".join(_TEX_SPECIAL.get(ch, ch) for ch in plain(str(text or ""), one_line=True))
+    """The report's LaTeX escaping (scorer.report.latex_text.esc: what pdflatex cannot typeset is
+    written as [U+XXXX]), of the text with its control characters made visible."""
+    return esc(plain(str(text or ""), one_line=True))
 
 
 def slug(text: str) -> str:
@@ -253,6 +255,9 @@ def latex(state: AppState, item: Item, runs, copied: dict[int, Path]) -> str:
             f"\\caption{{{tex(item.item_id)}: gold clue chain beside what each run retrieved (in its top-{DEFAULT_K}) "
             "and delivered.}",
             f"\\label{{fig:case-{slug(item.item_id).lower()}}}", "\\end{figure*}", ""]
+    if CODE_POINT.search("\n".join(out[1:])):
+        out.insert(1, "% characters pdflatex has no glyph for (emoji, CJK, …) are written as [U+XXXX]; "
+                      "case.md has the text as it is")
     return "\n".join(out)
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from scorer.errors import DataError
 from scorer.load.hashes import file_hashes
 from scorer.load.join import Joiner
 from scorer.load.memeye import load_benchmark
@@ -41,6 +42,9 @@ class AppState:
     run_refs: list[RunRef] = field(default_factory=list)
     rows: list[ItemRow] = field(default_factory=list)
     join_problems: int = 0
+    # run files that could not be read (cut short mid-row, …), one line each: their folders were left
+    # out so that the app still opens (said on screen and in the Overview)
+    unreadable_runs: list[str] = field(default_factory=list)
     save_state: str = "no database"
     _preds: dict[tuple[str, str], dict[int, Prediction]] = field(default_factory=dict)
     _annotations: tuple[int, dict] | None = None  # (the store's event count, item id → kind → rows)
@@ -262,7 +266,8 @@ def load_state(bench: str | Path, runs: Sequence[str | Path] = (), db: str | Pat
                exports_dir: str | Path | None = None, names: Mapping[str, str] | None = None) -> AppState:
     """Read everything the app shows. Raises UserError (one line) on bad input."""
     benchmark = load_benchmark(bench, allow_outside_root=allow_outside_root)
-    loaded_runs = load_runs(list(runs), benchmark=benchmark) if runs else []
+    unreadable: list[DataError] = []
+    loaded_runs = load_runs(list(runs), benchmark=benchmark, problems=unreadable) if runs else []
     store = None
     db_path = Path(db) if db is not None else None
     if db_path is not None:
@@ -274,6 +279,7 @@ def load_state(bench: str | Path, runs: Sequence[str | Path] = (), db: str | Pat
         allow_outside_root=allow_outside_root,
         bench_path=Path(bench), run_paths=[str(p) for p in runs],
         save_state="saved" if store is not None else "no database",
+        unreadable_runs=[f"{err}; its run folder was left out" for err in unreadable],
     )
     state.input_hashes = file_hashes(benchmark, loaded_runs)
     state.index()

@@ -13,7 +13,7 @@ import wave
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from scorer.load.join import Joiner
 from scorer.load.memeye import legacy_answer_letter
@@ -48,7 +48,9 @@ class Finding:
         return f"{where}: {self.severity}: {self.message}"
 
 
-def _media_problem(m: Media, decode: bool) -> str | None:
+def media_problem(m: Media, decode: bool) -> str | None:
+    """Why a media reference cannot be shown (unresolved, missing, or with `decode` a file that does
+    not decode), or None; a remote reference is not checked."""
     if m.is_remote:
         return None
     if m.problem:
@@ -136,6 +138,18 @@ def _labels(item: Item) -> list[str]:
     return sorted(item.x | item.y)
 
 
+def media_references(task: Task) -> Iterator[tuple[str, Media]]:
+    """Every media reference of a task as `validate` counts them: each round's media, then each
+    item's question images (once per item and mode), with where it is."""
+    for s in task.sessions:
+        for r in s.rounds:
+            for k, m in enumerate(r.media):
+                yield f"round {r.round_id} {m.kind}[{k}]", m
+    for it in task.items:
+        for k, m in enumerate(it.question_images):
+            yield f"{it.item_id} ({it.mode}) question image[{k}]", m
+
+
 def check_task(task: Task, decode: bool) -> list[Finding]:
     out: list[Finding] = []
     seen: Counter[str] = Counter()
@@ -146,7 +160,7 @@ def check_task(task: Task, decode: bool) -> list[Finding]:
             if seen[r.round_id] == 2:
                 out.append(Finding(file, f"round {r.round_id}", ERROR, "duplicate round id"))
             for k, m in enumerate(r.media):
-                why = _media_problem(m, decode)
+                why = media_problem(m, decode)
                 if why:
                     out.append(Finding(file, f"round {r.round_id} {m.kind}[{k}]", ERROR, why))
     session_ids = {s.session_id for s in task.sessions}
@@ -216,7 +230,7 @@ def check_item(task: Task, it: Item, session_ids: set[str], decode: bool) -> lis
                 add(ERROR, f"rotation {k}: answer letter {rot.answer!r} is not an option "
                            f"({', '.join(sorted(rot.options)) or 'none'})")
     for k, m in enumerate(it.question_images):
-        why = _media_problem(m, decode)
+        why = media_problem(m, decode)
         if why:
             add(ERROR, f"question image[{k}]: {why}")
     return out

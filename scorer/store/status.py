@@ -49,7 +49,7 @@ class LiveKappa:
     n: int
     excluded: int
     kappa: float | None
-    ci_low: float | None
+    ci_low: float | None  # None also when no pair disagrees (the analytic SE is 0: no interval)
     ci_high: float | None
     planned_half_width: float | None
     to_go: int | None  # more pairs to reach the planned half-width (None: no plan, or κ undefined)
@@ -134,7 +134,9 @@ def live_kappa(study: Study, store: Store, half_width: float | None = None) -> t
             continue
         k = cohen_kappa([j for j, _ in kept], [h for _, h in kept], labels=DECIDED)
         to_go = pairs_to_go(k.confusion, planned) if planned is not None and k.kappa is not None else None
-        out.append(LiveKappa(human, k.n, len(pairs) - len(kept), k.kappa, k.ci_low, k.ci_high, planned, to_go,
+        # No pair disagrees yet: the analytic SE is 0 whatever n, and κ ± 0 is no interval (none shown).
+        low, high = (None, None) if k.se == 0 else (k.ci_low, k.ci_high)
+        out.append(LiveKappa(human, k.n, len(pairs) - len(kept), k.kappa, low, high, planned, to_go,
                              k.undefined_reason))
     return out, []
 
@@ -149,6 +151,9 @@ def study_status(store: Store, name: str, bench: Benchmark | None = None,
     live, more = live_kappa(study, store, half_width)
     return StudyStatus(study, store.progress(name), pairwise(_values(study, store, bench)), live, notes + more,
                        (study.params.get("plan") or {}).get("pairs"))
+
+
+NO_CI = "no 95% CI yet (the analytic SE is 0 while no pair disagrees)"
 
 
 def _num(v: float | None) -> str:
@@ -177,14 +182,17 @@ def status_lines(st: StudyStatus) -> list[str]:
         if lk.kappa is None:
             lines.append(head + f"undefined ({lk.undefined_reason}), n {lk.n}, excluded {lk.excluded}")
             continue
-        text = (head + f"{_num(lk.kappa)} [95% CI {_num(lk.ci_low)}, {_num(lk.ci_high)}] "
-                f"(± {_num(lk.half_width)}), n {lk.n}, excluded {lk.excluded}")
+        if lk.ci_low is None:
+            text = head + f"{_num(lk.kappa)}, {NO_CI}, n {lk.n}, excluded {lk.excluded}"
+        else:
+            text = (head + f"{_num(lk.kappa)} [95% CI {_num(lk.ci_low)}, {_num(lk.ci_high)}] "
+                    f"(± {_num(lk.half_width)}), n {lk.n}, excluded {lk.excluded}")
         if lk.planned_half_width is None:
             text += "; no planned width (study new --half-width W)"
         elif lk.to_go == 0:
             text += f"; planned ± {lk.planned_half_width:g} reached"
         elif lk.to_go is None:
-            text += "; pairs to go unknown while the analytic SE is 0 (no disagreement yet)"
+            text += "; pairs to go unknown" + (" until one does" if lk.ci_low is None else "")
         elif lk.to_go is not None:
             text += f"; about {lk.to_go} more pairs to ± {lk.planned_half_width:g}"
             if lk.to_go > n - lk.n - lk.excluded:

@@ -7,6 +7,7 @@ from collections import Counter
 
 from rich.table import Table
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Static
@@ -83,6 +84,17 @@ def runs_table(st: AppState) -> Table | Text:
     return t
 
 
+def unreadable_text(st: AppState) -> Text:
+    """The run folders left out because a file in them could not be read (memscope validate lists
+    them among everything else)."""
+    n = len(st.unreadable_runs)
+    out = Text(f"{n} run folder{'s' if n != 1 else ''} left out (unreadable):", style="yellow")
+    for problem in st.unreadable_runs:
+        out.append("\n  ")
+        out.append(safe(problem, one_line=True))
+    return out
+
+
 def annotations_text(st: AppState) -> Text:
     prog = st.annotation_progress()
     if prog is None:
@@ -97,13 +109,33 @@ def annotations_text(st: AppState) -> Text:
     return out
 
 
-def media_problems(st: AppState) -> Text:
-    bad = [(t.name, r.round_id, m) for t in st.bench.tasks for r in t.rounds for m in r.media if m.problem]
+def media_problems(bad: list[tuple[str, str, str]] | None) -> Text:
+    """The media line: `bad` as unshowable_media gives it (None: the files are still being checked)."""
+    if bad is None:
+        return Text("Media: checking that every file decodes…", style="dim")
     if not bad:
-        return Text("Media: every local reference resolved inside the benchmark root.", style="dim")
+        return Text("Media: every local reference resolves inside the benchmark root and decodes.", style="dim")
     out = Text(f"Media problems: {len(bad)} reference(s) cannot be shown, e.g. ", style="yellow")
-    task, rid, m = bad[0]
-    out.append(safe(f"{task} {rid}: {m.problem}", one_line=True))
+    task, where, why = bad[0]
+    out.append(safe(f"{task} {where}: {why}", one_line=True))
+    out.append(" (memscope validate lists them all)", style="dim")
+    return out
+
+
+def unshowable_media(st: AppState) -> list[tuple[str, str, str]]:
+    """(task, where, why) of every local media reference that cannot be shown, counted as `memscope
+    validate` counts them (each file decoded once however often it is referenced)."""
+    from scorer.load.validate import media_problem, media_references
+
+    seen: dict[tuple, str | None] = {}
+    out = []
+    for task in st.bench.tasks:
+        for where, m in media_references(task):
+            key = (m.path, tuple(m.frames), m.kind, m.problem, m.is_remote)
+            if key not in seen:
+                seen[key] = media_problem(m, decode=True)
+            if seen[key]:
+                out.append((task.name, where, seen[key]))
     return out
 
 
@@ -119,8 +151,26 @@ class OverviewScreen(BaseScreen):
                 yield Static(cells_table(counts), id="ov-cells")
                 yield Static(self._summary(counts), id="ov-summary")
             yield Static(runs_table(st), id="ov-runs")
+            if st.unreadable_runs:
+                yield Static(unreadable_text(st), id="ov-unreadable")
             yield Static(annotations_text(st), id="ov-annotations")
-            yield Static(media_problems(st), id="ov-media")
+            yield Static(media_problems(None), id="ov-media")
+
+    def on_mount(self) -> None:
+        self.check_media()
+
+    @work(thread=True, exclusive=True, group="overview-media")
+    def check_media(self) -> None:
+        """Decode every media file off the UI thread, then say what cannot be shown."""
+        bad = unshowable_media(self.state)
+        try:
+            self.app.call_from_thread(self._show_media, bad)
+        except RuntimeError:  # the app stopped meanwhile (its loop closed): nothing left to show it on
+            pass
+
+    def _show_media(self, bad: list[tuple[str, str, str]]) -> None:
+        if self.is_mounted:
+            self.query_one("#ov-media", Static).update(media_problems(bad))
 
     def _summary(self, counts: dict) -> Text:
         media = counts["media"]

@@ -189,6 +189,7 @@ class ScoresScreen(BaseScreen):
             # the objects the app holds and their files' hashes taken at load: no file re-read nor
             # re-hashed; one context for every stage below
             ctx, inputs, warnings = build_context(st.bench, st.runs, st.db_path, opts, hashes=st.input_hashes)
+            warnings = [*(f"not scored: {p}" for p in st.unreadable_runs), *warnings]  # said first
             first = [s for s in SECTIONS if s.name in FIRST]
             results = run_sections(ctx, first)
             call(self._show, results, inputs, warnings, False)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.containers import Vertical
 from textual.widgets import Static
 
 from scorer.metrics.constants import JUDGE_THRESHOLD
@@ -14,6 +15,7 @@ from tui.bases.study import StudyScreen
 from tui.keymap import bind
 from tui.study_session import Saved
 from tui.text import fmt_score, safe
+from tui.widgets.clue_rounds import mount_question_media
 
 CRITERION = ("Accept when the prediction conveys the same information as the gold answer (the judge's "
              "criterion); reject when it does not; borderline when you cannot decide.")
@@ -30,12 +32,21 @@ class AgreementStudyScreen(StudyScreen):
         yield Static(id="ag-gold", classes="study-block")
         yield Static(id="ag-pred", classes="study-block study-answer")
         yield Static(id="ag-mine", classes="study-block")
+        # the question's own images, which a verdict may turn on: after the prediction, so that the
+        # question, gold and prediction stay on one screen at 80×24
+        yield Vertical(id="ag-question-media")
         yield Static(Text(CRITERION, style="dim italic"), classes="study-block")
 
     async def render_entry(self) -> None:
         s = self.session
         item = s.item()
         pred = s.prediction()
+        qmedia = self.query_one("#ag-question-media", Vertical)
+        await qmedia.remove_children()
+        if item is not None:
+            await mount_question_media(qmedia, item, self.state, self.app.player)
+        else:
+            qmedia.display = False
         if item is None:
             q = Text.assemble(("item not in the benchmark: ", "bold red"), safe(s.entry.item_id, one_line=True))
             self.query_one("#ag-question", Static).update(q)

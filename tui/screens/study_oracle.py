@@ -17,7 +17,7 @@ import time
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
@@ -28,7 +28,7 @@ from tui.keymap import bind
 from tui.acts import payload_text
 from tui.study_session import Saved
 from tui.text import safe
-from tui.widgets.clue_rounds import clue_widgets, media_block
+from tui.widgets.clue_rounds import clue_widgets, mount_question_media
 from tui.widgets.media_audio import MediaAudio
 from tui.widgets.media_keys import MediaKeys
 
@@ -70,8 +70,8 @@ class OracleStudyScreen(MediaKeys, StudyScreen):
 
     def entry_widgets(self) -> ComposeResult:
         yield Static(id="or-instruction", classes="study-block")
+        yield Vertical(id="or-question-media")  # part of the question: above the clues, not below them
         yield Vertical(id="or-clues")
-        yield Horizontal(id="or-question-media")
 
     def side_widgets(self) -> ComposeResult:
         # pinned beside the clues (which scroll): the question and its options stay on screen
@@ -95,7 +95,7 @@ class OracleStudyScreen(MediaKeys, StudyScreen):
         for w in clues.query(MediaAudio):
             w.stop()
         await clues.remove_children()
-        qmedia = self.query_one("#or-question-media", Horizontal)
+        qmedia = self.query_one("#or-question-media", Vertical)
         await qmedia.remove_children()
         if item is None:
             self.query_one("#or-question", Static).update(
@@ -113,9 +113,7 @@ class OracleStudyScreen(MediaKeys, StudyScreen):
         if not widgets:
             widgets.append(Static(Text("this item has no gold clue rounds", style="dim")))
         await clues.mount_all(widgets)
-        if item.question_images:
-            await qmedia.mount_all([media_block(m, self.state, player) for m in item.question_images])
-        qmedia.display = bool(item.question_images)
+        await mount_question_media(qmedia, item, self.state, player)
         self.query_one("#or-question", Static).update(Text.assemble(("Question\n", "bold cyan"),
                                                                     safe(item.question, "bold")))
         box = self.query_one("#or-answer", Input)

@@ -6,11 +6,11 @@ media, as in MemEye's protocol. (The Item screen's compact clue cards are tui/wi
 from __future__ import annotations
 
 from rich.text import Text
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.widget import Widget
 from textual.widgets import Static
 
-from scorer.model import Media, Round
+from scorer.model import Item, Media, Round
 from tui.media.audio import Player
 from tui.text import safe
 from tui.widgets.media import media_label, media_widget
@@ -34,3 +34,14 @@ def media_block(m: Media, state, player: Player | None) -> Widget:
     return Vertical(Static(media_label(m), classes="study-media-label"),
                     media_widget(m, state.bench.root, state.allow_outside_root, player=player),
                     classes=f"study-media study-media-{m.kind}")
+
+
+async def mount_question_media(box: Widget, item: Item, state, player: Player | None) -> None:
+    """The question's own images (part of the question, not a clue) into `box`, under a label; the
+    box is hidden when the question has none. `box` is emptied first by the caller."""
+    if item.question_images:
+        label = Static(Text("Question image" + ("s" if len(item.question_images) > 1 else "") +
+                            " (part of the question)", style="bold cyan"), classes="study-media-label")
+        await box.mount_all([label, Horizontal(*(media_block(m, state, player) for m in item.question_images),
+                                               classes="study-question-media")])
+    box.display = bool(item.question_images)

@@ -39,3 +39,18 @@ def test_demo_report_compiles_cleanly(tmp_path):
     inputs = re.findall(r"\\input\{(tables/[^}]+)\}", (out / "report.tex").read_text())
     assert len(inputs) >= 20 and all((out / f"{name}.tex").exists() for name in inputs)
     assert "\\includegraphics" in (out / "report.tex").read_text()
+
+
+def test_every_character_esc_passes_through_compiles(tmp_path):
+    """esc keeps U+00A0–U+017F but the characters the default OT1 encoding has no glyph for, and
+    writes those, emoji and CJK as [U+XXXX]: a document of all of them compiles."""
+    from scorer.report.latex_text import esc
+
+    text = "".join(chr(c) for c in range(0x20, 0x7F)) + "".join(chr(c) for c in range(0xA0, 0x180)) + "😀记忆"
+    escaped = esc(text)
+    assert "[U+1F600][U+8BB0][U+5FC6]" in escaped and "é" in escaped and "[U+00F0]" in escaped
+    (tmp_path / "t.tex").write_text("\\documentclass{article}\\begin{document}\n" + escaped + "\n\\end{document}\n",
+                                    encoding="utf-8")
+    run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"], cwd=tmp_path,
+                         capture_output=True, text=True, errors="replace", timeout=120)
+    assert run.returncode == 0, (tmp_path / "t.log").read_text(errors="replace")[-2000:]

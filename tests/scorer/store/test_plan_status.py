@@ -105,7 +105,13 @@ def test_live_kappa_and_pairs_to_go_on_a_scripted_study(tmp_path: Path) -> None:
     # the strict majority of those who answered (as the scorer's): 0, 4 and 5 are ties; 20–29 ann1's own
     assert (by["majority"].n, by["majority"].excluded, by["majority"].kappa) == (27, 3, 1.0)
     assert by["majority"].to_go is None  # no disagreement yet: the analytic SE is 0 and says nothing
+    # ... nor is [1.000, 1.000] an interval: statsmodels' CI has zero width there, whatever n
+    assert cohens_kappa(np.array([[20, 0], [0, 7]]), return_results=True).std_kappa == 0
+    assert (by["majority"].ci_low, by["majority"].ci_high, by["majority"].half_width) == (None, None, None)
     lines = "\n".join(status_lines(st))
+    majority = next(x for x in lines.splitlines() if "judge vs majority" in x)
+    assert "CI 1.000, 1.000" not in majority and "± 0.000" not in majority
+    assert "1.000, no 95% CI yet (the analytic SE is 0 while no pair disagrees)" in majority and "n 27" in majority
     assert f"about {m} more pairs to ± 0.2" in lines and "n 30" in lines
     assert "ann1: 0/40" not in lines  # no queue asked for yet: progress lists queues only
     # a wider target is reached already; an override on the command line wins over the plan
