@@ -15,6 +15,7 @@ import gc
 import os
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -94,6 +95,9 @@ class MemscopeApp(App[int]):
         self.crash_log: Path | None = None  # written by the first unexpected exception (see run_app)
         # the user's key remapping (tui/keymap.py: keys.toml); each bad entry is one line, never a crash
         self.user_keys, self.keymap_problems = load_user_keymap()
+        # set once the preload worker is done: background checks (the Overview's media) wait for it,
+        # so that they neither race it for the same imports nor slow the first screen
+        self.preloaded = threading.Event()
 
     def _handle_exception(self, error: Exception) -> None:
         """Textual's hook for an unhandled exception (it sets return_code 1 and exits): the traceback
@@ -120,8 +124,18 @@ class MemscopeApp(App[int]):
         gc.freeze()
         self.call_after_refresh(gc.freeze)
         # The Item screen's media modules, imported in a thread once the first screen is drawn (tui.preload)
-        self.call_after_refresh(lambda: self.run_worker(preload, name="preload", group="preload", thread=True,
+        self.call_after_refresh(lambda: self.run_worker(self._preload, name="preload", group="preload", thread=True,
                                                         exit_on_error=False))
+
+    def _preload(self) -> list[str]:
+        """The preload (tui.preload), then the Overview's media check with the codecs it imported:
+        both done while the first screen is read, neither on the first key."""
+        try:
+            done = preload()
+            self.state.check_media()
+            return done
+        finally:
+            self.preloaded.set()
 
     def on_unmount(self) -> None:
         gc.unfreeze()  # what the app froze can be collected again once it is gone (tests run many apps)

@@ -45,6 +45,7 @@ class AppState:
     # run files that could not be read (cut short mid-row, …), one line each: their folders were left
     # out so that the app still opens (said on screen and in the Overview)
     unreadable_runs: list[str] = field(default_factory=list)
+    unshowable_media: list[tuple[str, str, str]] | None = None  # check_media's result, once computed
     save_state: str = "no database"
     _preds: dict[tuple[str, str], dict[int, Prediction]] = field(default_factory=dict)
     _annotations: tuple[int, dict] | None = None  # (the store's event count, item id → kind → rows)
@@ -233,6 +234,25 @@ class AppState:
         ids = set(self.bench.item_ids())
         return {"items_total": len(ids), "items_annotated": len(items & ids), "mine": len(mine & ids),
                 "kinds": kinds, "annotators": sorted(annotators)}
+
+    def check_media(self) -> list[tuple[str, str, str]]:
+        """(task, where, why) of every local media reference that cannot be shown, counted as `memscope
+        validate` counts them (round media and question images; each file decoded once however often
+        it is referenced). Computed once (by the app's preload worker: tui.app), then kept."""
+        if self.unshowable_media is None:
+            from scorer.load.validate import media_problem, media_references
+
+            seen: dict[tuple, str | None] = {}
+            out = []
+            for task in self.bench.tasks:
+                for where, m in media_references(task):
+                    key = (m.path, m.frames, m.kind, m.problem, m.is_remote)
+                    if key not in seen:
+                        seen[key] = media_problem(m, decode=True)
+                    if seen[key]:
+                        out.append((task.name, where, seen[key]))
+            self.unshowable_media = out
+        return self.unshowable_media
 
     def mark_saved(self) -> None:
         """After a committed write (the app calls it on tui.messages.AnnotationSaved): the status line

@@ -110,7 +110,7 @@ def annotations_text(st: AppState) -> Text:
 
 
 def media_problems(bad: list[tuple[str, str, str]] | None) -> Text:
-    """The media line: `bad` as unshowable_media gives it (None: the files are still being checked)."""
+    """The media line: `bad` as AppState.check_media gives it (None: the files are still being checked)."""
     if bad is None:
         return Text("Media: checking that every file decodes…", style="dim")
     if not bad:
@@ -122,21 +122,7 @@ def media_problems(bad: list[tuple[str, str, str]] | None) -> Text:
     return out
 
 
-def unshowable_media(st: AppState) -> list[tuple[str, str, str]]:
-    """(task, where, why) of every local media reference that cannot be shown, counted as `memscope
-    validate` counts them (each file decoded once however often it is referenced)."""
-    from scorer.load.validate import media_problem, media_references
-
-    seen: dict[tuple, str | None] = {}
-    out = []
-    for task in st.bench.tasks:
-        for where, m in media_references(task):
-            key = (m.path, tuple(m.frames), m.kind, m.problem, m.is_remote)
-            if key not in seen:
-                seen[key] = media_problem(m, decode=True)
-            if seen[key]:
-                out.append((task.name, where, seen[key]))
-    return out
+PRELOAD_WAIT_S = 10.0  # the media check starts after the preload, or after this long without it
 
 
 class OverviewScreen(BaseScreen):
@@ -161,8 +147,12 @@ class OverviewScreen(BaseScreen):
 
     @work(thread=True, exclusive=True, group="overview-media")
     def check_media(self) -> None:
-        """Decode every media file off the UI thread, then say what cannot be shown."""
-        bad = unshowable_media(self.state)
+        """Off the UI thread: wait for the app's preload worker, which decodes every media file after
+        its imports (AppState.check_media), then say what cannot be shown."""
+        preloaded = getattr(self.app, "preloaded", None)
+        if preloaded is not None:
+            preloaded.wait(PRELOAD_WAIT_S)
+        bad = self.state.check_media()  # done by the preload worker already, unless it timed out
         try:
             self.app.call_from_thread(self._show_media, bad)
         except RuntimeError:  # the app stopped meanwhile (its loop closed): nothing left to show it on
