@@ -23,6 +23,7 @@ class LabelDialog(Dialog[Labels]):
     """Returns the chosen labels (at least one X and one Y), or None."""
 
     BINDINGS = toggle_bindings() + [bind("labels.save", "save", description="Save")]
+    DEFAULT_CSS = "LabelDialog .label-keys { margin-top: 0; margin-bottom: 1; }"
 
     def __init__(self, where: Text, x: set[str], y: set[str]) -> None:
         super().__init__()
@@ -31,8 +32,9 @@ class LabelDialog(Dialog[Labels]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(Text.assemble("Labels of ", self.where), classes="dialog-title")
+            # the keys first: the definitions run past a 24-row terminal, and what is below them is cut
+            yield Static(Text("1–4 X · 5–7 Y (toggle) · enter saves · esc cancels"), classes="dialog-hint label-keys")
             yield Static(id="label-defs")
-            yield Static(Text("1–4 X · 5–7 Y (toggle) · enter saves · esc cancels"), classes="dialog-hint")
 
     def on_mount(self) -> None:
         self._show()

@@ -90,3 +90,23 @@ async def test_items_question_column_readable_at_80x24(tmp_path):
         assert first[:20] in screen_lines(app)[table.region.y + 1]
         ids = [str(table.get_row_at(i)[0]) for i in range(10)]
         assert len(set(ids)) == len(ids)  # cut ids stay distinct
+
+
+async def test_labels_dialog_says_how_to_save_at_80x24(tmp_path):
+    """The labels dialog's definitions run past 24 rows; its key hint (enter saves, esc cancels)
+    stays on screen under the title instead of being cut off below them."""
+    from tui.modals.labels import LabelDialog
+
+    app = demo_app(tmp_path, db=tmp_path / "l.db")
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("2")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("l")
+        await settle(pilot)
+        assert isinstance(app.screen, LabelDialog)
+        shown = "\n".join(screen_lines(app))
+        assert "enter saves" in shown and "esc cancels" in shown, shown
+        assert "X1 Scene" in shown  # the definitions are there too
