@@ -130,9 +130,12 @@ class MemscopeApp(App[int]):
     def _preload(self) -> list[str]:
         """The preload (tui.preload), then the Overview's media check with the codecs it imported:
         both done while the first screen is read, neither on the first key."""
+        from textual.worker import get_current_worker
+
+        worker = get_current_worker()
         try:
             done = preload()
-            self.state.check_media()
+            self.state.check_media(cancelled=lambda: worker.is_cancelled)  # quitting does not wait for it
             return done
         finally:
             self.preloaded.set()

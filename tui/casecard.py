@@ -27,7 +27,7 @@ from tui.media.source import MediaError, local_path
 from tui.rows import score_of
 from tui.state import AppState
 
-CODE_POINT = re.compile(r"\[U\+[0-9A-F]{4,6}\]")  # how esc writes a character pdflatex cannot typeset
+CODE_POINT = re.compile(r"\{\[\}U\+[0-9A-F]{4,6}\{\]\}")  # how esc writes a character pdflatex cannot typeset
 _SHELL_SAFE = re.compile(r"[A-Za-z0-9._:/@+=-]+")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#|!])")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from scorer.errors import DataError
 from scorer.load.hashes import file_hashes
@@ -235,10 +235,11 @@ class AppState:
         return {"items_total": len(ids), "items_annotated": len(items & ids), "mine": len(mine & ids),
                 "kinds": kinds, "annotators": sorted(annotators)}
 
-    def check_media(self) -> list[tuple[str, str, str]]:
+    def check_media(self, cancelled: Callable[[], bool] = lambda: False) -> list[tuple[str, str, str]] | None:
         """(task, where, why) of every local media reference that cannot be shown, counted as `memscope
         validate` counts them (round media and question images; each file decoded once however often
-        it is referenced). Computed once (by the app's preload worker: tui.app), then kept."""
+        it is referenced). Computed once (by the app's preload worker: tui.app), then kept; None,
+        and nothing kept, when `cancelled()` turns true meanwhile (the app is quitting)."""
         if self.unshowable_media is None:
             from scorer.load.validate import media_problem, media_references
 
@@ -246,6 +247,8 @@ class AppState:
             out = []
             for task in self.bench.tasks:
                 for where, m in media_references(task):
+                    if cancelled():
+                        return None
                     key = (m.path, m.frames, m.kind, m.problem, m.is_remote)
                     if key not in seen:
                         seen[key] = media_problem(m, decode=True)

@@ -49,7 +49,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--mark-all", action="store_true",
                    help="mark best/second among reference baselines too (oracle, question-only, no_visual)")
     p.add_argument("--compare", nargs="+", action="extend", default=[], metavar="A:B",
-                   help="paired bootstrap comparison of two methods (run or display names)")
+                   help="paired bootstrap comparison of two methods, each by the method name its runs log "
+                        "(full_context__text_only) or its display name (FC(T)), on every backbone")
     p.add_argument("--caption-pair", nargs="+", action="extend", default=[], metavar="T:V",
                    help="caption-proof pair(s), text:visual (default: "
                         + ", ".join(f"{t}:{v}" for t, v in CAPTION_PROOF_PAIRS) + ")")

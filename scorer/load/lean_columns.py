@@ -168,7 +168,7 @@ def _struct_choices(row: Any) -> tuple | None:
     rots = row.rotations
     if rots:
         if [r.rotation_idx for r in rots] == list(range(len(rots))):
-            return tuple([SHARED_LETTERS.get(c, c) if (c := r.choice).__class__ is str else c for r in rots])
+            return tuple([SHARED_LETTERS.get(c, c) if (c := r.choice).__class__ is str else None for r in rots])
         return choices_of_row({"rotations": [{"rotation_idx": r.rotation_idx, "choice": r.choice} for r in rots]}, "mcq")
     c = row.choice
     return (c,) if isinstance(c, str) else None

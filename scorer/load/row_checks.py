@@ -13,6 +13,7 @@ repeats in its warnings.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -59,9 +60,9 @@ NUMBER_FIELDS = ("em", "judge", "bleu_1", "f1")  # numbers upstream; exact_match
 
 
 def text_scores(row: dict) -> list[tuple[str, str, str]]:
-    """(field, value as logged, "text" or "true/false") of every score field logged as text — "0.5"
-    and " 1 " too: a runner writes numbers, and text is not guessed at — or, for a field upstream
-    writes as a number, as true/false."""
+    """(field, value as logged, "text" / "true/false" / "a list" / "an object") of every score field
+    logged as text — "0.5" and " 1 " too: a runner writes numbers, and text is not guessed at — as a
+    list or an object, or, for a field upstream writes as a number, as true/false."""
     out = []
     for name in SCORE_FIELDS:
         v = row.get(name)
@@ -69,6 +70,8 @@ def text_scores(row: dict) -> list[tuple[str, str, str]]:
             out.append((name, v, "text"))
         elif v.__class__ is bool and name in NUMBER_FIELDS:
             out.append((name, "true" if v else "false", "true/false"))
+        elif isinstance(v, (list, dict)):  # [1], {"score": 1}: not guessed at either
+            out.append((name, json.dumps(v, ensure_ascii=False)[:60], "a list" if isinstance(v, list) else "an object"))
     return out
 
 

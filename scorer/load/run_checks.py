@@ -18,6 +18,7 @@ ones that touch a published number in its warnings.
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -47,10 +48,17 @@ def rotation_problems(run: Run, joiner: Joiner) -> list[RunProblem]:
     single: list[tuple[int, int]] = []  # (line, item's): a bare `choice`, no rotations list
     unreadable: list[tuple[int, str]] = []  # (line, what): `rotations` not a list
     misplaced: list[tuple[int, str]] = []  # (line, rotation_idx): outside the item's, repeated or not a number
+    not_text: list[tuple[int, str]] = []  # (line, the choice as logged): a rotation choice that is not text
     mcq = 0
     for p in run.predictions:
         if p.mode != "mcq":
             continue
+        rots = p.raw.get("rotations")
+        if isinstance(rots, list):  # any MCQ row: a list or object where a letter goes is never read
+            odd = [r.get("choice") for r in rots if isinstance(r, dict) and r.get("choice") is not None
+                   and not isinstance(r.get("choice"), str)]
+            if odd:
+                not_text.append((p.line, json.dumps(odd[0], ensure_ascii=False)[:40]))
         item = joiner.item(run, p)
         if item is None or item.mcq_form != "rotation" or not item.rotations:
             continue
@@ -101,8 +109,14 @@ def rotation_problems(run: Run, joiner: Joiner) -> list[RunProblem]:
         out.append(RunProblem(
             f"{_pred_file(run)}:{misplaced[0][0]}", "error",
             f"{len(misplaced)} rotation MCQ row(s) log a rotation_idx outside their item's rotations, repeated or "
-            f"not a whole number (first: {misplaced[0][1]}): such a choice is not scored and the rotation it was "
-            "meant for counts as wrong", "misplaced_rotations"))
+            f"not a whole number (first: {misplaced[0][1]}): a choice at an index outside is not scored and the "
+            "rotation it was meant for counts as wrong; when an index repeats or is not a whole number, the row's "
+            "choices are scored in the order logged", "misplaced_rotations"))
+    if not_text:
+        out.append(RunProblem(
+            f"{_pred_file(run)}:{not_text[0][0]}", "error",
+            f"{len(not_text)} MCQ row(s) log a rotation `choice` that is not text (first: {not_text[0][1]}): it is "
+            "not read as a letter, and that rotation counts as wrong", "non_text_choice"))
     return out
 
 

@@ -27,6 +27,7 @@ from scorer.model import (
     Benchmark,
     Item,
     Media,
+    Rotation,
     Run,
     Task,
 )
@@ -138,6 +139,12 @@ def _labels(item: Item) -> list[str]:
     return sorted(item.x | item.y)
 
 
+def unkeyed_rotations(item: Item) -> list[tuple[int, Rotation]]:
+    """The rotations of an MCQ item whose answer letter is not one of their options (no choice can
+    be right there)."""
+    return [(k, rot) for k, rot in enumerate(item.rotations) if rot.answer not in rot.options]
+
+
 def media_references(task: Task) -> Iterator[tuple[str, Media]]:
     """Every media reference of a task as `validate` counts them: each round's media, then each
     item's question images (once per item and mode), with where it is."""
@@ -225,10 +232,9 @@ def check_item(task: Task, it: Item, session_ids: set[str], decode: bool) -> lis
             _, doubt = legacy_answer_letter(it.raw.get("answer"), it.raw["options"])
             if doubt:
                 add(WARNING, doubt)
-        for k, rot in enumerate(it.rotations):
-            if rot.answer not in rot.options:
-                add(ERROR, f"rotation {k}: answer letter {rot.answer!r} is not an option "
-                           f"({', '.join(sorted(rot.options)) or 'none'})")
+        for k, rot in unkeyed_rotations(it):
+            add(ERROR, f"rotation {k}: answer letter {rot.answer!r} is not an option "
+                       f"({', '.join(sorted(rot.options)) or 'none'})")
     for k, m in enumerate(it.question_images):
         why = media_problem(m, decode)
         if why:

@@ -202,6 +202,12 @@ def rotations_of(row: Mapping[str, Any]) -> tuple[RotationResult, ...]:
     return tuple(out)
 
 
+def letter_or_none(choice: Any) -> str | None:
+    """A logged rotation choice: its text, or None (unlogged: counts as wrong) when it is not text —
+    a list, an object, a number (`memscope validate` says so)."""
+    return choice if choice.__class__ is str else None
+
+
 def choices_of_row(row: Mapping[str, Any], mode: str) -> tuple | None:
     """Per-rotation choices from an upstream row: the `rotations` list's `choice`s, each at its
     rotation; a legacy MCQ row's single `choice`; None for open rows and rows that logged no choice."""
@@ -211,7 +217,7 @@ def choices_of_row(row: Mapping[str, Any], mode: str) -> tuple | None:
     if rots.__class__ is list and rots:
         try:  # the usual case, rotations logged in order: one pass
             if [r["rotation_idx"] for r in rots] == list(range(len(rots))):
-                return tuple([SHARED_LETTERS.get(c, c) if (c := r.get("choice")).__class__ is str else c for r in rots])
+                return tuple([SHARED_LETTERS.get(c, c) if (c := r.get("choice")).__class__ is str else None for r in rots])
         except (TypeError, KeyError):
             pass
         dicts = [r if isinstance(r, dict) else {} for r in rots]
@@ -221,8 +227,8 @@ def choices_of_row(row: Mapping[str, Any], mode: str) -> tuple | None:
             # Place each choice at its rotation: a runner may log rotations out of order.
             out: list[Any] = [None] * (max(idx) + 1)
             for i, r in zip(idx, dicts):
-                out[i] = r.get("choice")
+                out[i] = letter_or_none(r.get("choice"))
             return tuple(out)
-        return tuple(r.get("choice") for r in dicts)
+        return tuple(letter_or_none(r.get("choice")) for r in dicts)
     c = row.get("choice")
     return (c,) if isinstance(c, str) else None

@@ -82,6 +82,31 @@ def read_runs(bench: Benchmark, runs: Sequence[str | Path] | Sequence[Run], opti
                     "lean", lean.joined)
 
 
+def benchmark_warnings(benchmark: Benchmark) -> list[str]:
+    """What in the benchmark itself makes a score wrong however the runs answered: an MCQ rotation
+    whose answer letter is none of its options (every choice on it counts as wrong)."""
+    from scorer.load.validate import unkeyed_rotations
+
+    unkeyed = [(it, k, rot) for it in benchmark.items() if it.mode == "mcq" for k, rot in unkeyed_rotations(it)]
+    if not unkeyed:
+        return []
+    it, k, rot = unkeyed[0]
+    items = len({(i.item_id, i.mode) for i, _, _ in unkeyed})
+    return [f"{items} MCQ item(s) have a rotation whose answer letter is not one of its options (first: {it.item_id} "
+            f"rotation {k}, answer {rot.answer!r}): every choice on it counts as wrong — fix the benchmark "
+            "(`memscope validate` lists them)"]
+
+
+def rowless_runs(runs: Sequence[Run], frame: Any) -> list[str]:
+    """Run folders that add no scored row (an empty predictions.jsonl, or no row joins an item)."""
+    scored = set(frame["folder"].unique()) if len(frame) else set()
+    empty = [r for r in runs if str(r.folder) not in scored]
+    if not empty:
+        return []
+    return [f"{len(empty)} run folder(s) add no scored row (an empty predictions.jsonl, or no row matches an item): "
+            f"{empty[0].folder}" + (f" and {len(empty) - 1} more" if len(empty) > 1 else "")]
+
+
 def build_context(
     bench: str | Path | Benchmark,
     runs: Sequence[str | Path] | Sequence[Run],
@@ -117,9 +142,17 @@ def build_context(
     if read.unmatched:
         warnings.append(f"{read.unmatched} prediction row(s) match no benchmark item and are not scored "
                         "(`memscope validate` lists them)")
+    warnings += benchmark_warnings(benchmark) + rowless_runs(read.runs, read.frame)
     note("scoring answers", 0, 1)
     frame, rows, checks, found = score_answers(read.frame, benchmark, read.runs, options, read.unmatched)
     warnings += found
+    if options.compare and len(frame):
+        from scorer.errors import UserError
+        from scorer.sections.bootstrap import unknown_compared
+
+        unknown = unknown_compared(frame, options.compare, options.names)
+        if unknown:
+            raise UserError(unknown[0])
     annotations = None
     if db is not None:
         note("reading annotations", 0, 1)

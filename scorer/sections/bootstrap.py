@@ -60,6 +60,17 @@ def find_method(methods: dict[str, list[tuple[str, str]]], backbone: str, wanted
     return None, f"{backbone}: {wanted!r} names several methods ({', '.join(hits)}); use the run's method name"
 
 
+def unknown_compared(frame: pd.DataFrame, compare, names) -> list[str]:
+    """The `--compare` names that name no method on any backbone (a misspelling: the comparison would
+    only be a warning and a null value); a name missing on some backbones only is that warning."""
+    methods = method_table(frame)
+    known = sorted({d for pairs in methods.values() for _, d in pairs})
+    return [f"--compare {a}:{b}: {w!r} names no method of the runs (their methods: {', '.join(known[:20])})"
+            for a, b in compare for w in (a, b)
+            if not any(find_method(methods, backbone, w, names)[0] is not None
+                       or "names several" in find_method(methods, backbone, w, names)[1] for backbone in methods)]
+
+
 def clusters_of(frame: pd.DataFrame) -> dict[str, str]:
     return dict(zip(frame["item_id"], frame["cluster"]))
 

@@ -34,7 +34,7 @@ def test_a_card_with_emoji_and_cjk_compiles(tmp_path: Path) -> None:
     assert item.question == ODD
     md_path, tex_path, *_ = export_case(st, item)
     tex = tex_path.read_text(encoding="utf-8")
-    assert "[U+1F600]" in tex and "[U+8BB0][U+5FC6]" in tex and "[U+00AB]" in tex and "[U+00F0]" in tex
+    assert all(f"{{[}}U+{cp}{{]}}" in tex for cp in ("1F600", "8BB0", "5FC6", "00AB", "00F0"))
     assert "% characters pdflatex has no glyph for (emoji, CJK, …) are written as [U+XXXX]" in tex
     assert "café, Łódź, naïve?" in tex  # what pdflatex can typeset stays as it is
     assert ODD in md_path.read_text(encoding="utf-8")

@@ -88,3 +88,40 @@ async def test_the_overview_counts_media_files_that_cannot_be_decoded(tmp_path: 
         media = str(app.screen.query_one("#ov-media").content)
         assert media.startswith(f"Media problems: {len(errors)} reference(s) cannot be shown"), media
         assert len(errors) >= 2 and any(p.name in media for p in images[:2])
+
+
+QUIT_SCRIPT = """
+import sys, time
+import scorer.load.validate as validate
+real = validate.media_problem
+def slow(m, decode):
+    time.sleep(0.2)
+    return real(m, decode)
+validate.media_problem = slow
+from tui.app import make_app
+app = make_app(sys.argv[1], [])
+async def pilot(p):
+    for _ in range(100):
+        await p.pause(0.05)
+        if any(w.name == "preload" for w in app.workers):
+            break
+    await p.pause(0.5)
+    print("quit at", time.perf_counter(), flush=True)
+    await p.press("q")
+app.run(headless=True, size=(120, 40), auto_pilot=pilot)
+print("ended at", time.perf_counter(), app.state.unshowable_media, flush=True)
+"""
+
+
+def test_quitting_does_not_wait_for_the_media_check() -> None:
+    """On a benchmark whose media take long to decode, `q` ends the app at once: the check (in the
+    preload worker, and the Overview's waiting worker) stops when its worker is cancelled. Each
+    reference takes 0.2 s to check here (the demo's 50: 10 s in all); the process is timed from
+    the key to its end, thread pool shutdown included (asyncio.run waits for worker threads)."""
+    proc = subprocess.run([sys.executable, "-c", QUIT_SCRIPT, str(DEMO)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = dict(line.split(" at ", 1) for line in proc.stdout.splitlines() if " at " in line)
+    quit_at, (ended_at, kept) = float(out["quit"]), out["ended"].split(" ", 1)
+    assert float(ended_at) - quit_at < 3.0, proc.stdout
+    assert kept == "None"  # stopped, not kept half done

@@ -8,6 +8,7 @@ from collections import Counter
 from rich.table import Table
 from rich.text import Text
 from textual import work
+from textual.worker import get_current_worker
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Static
@@ -149,10 +150,17 @@ class OverviewScreen(BaseScreen):
     def check_media(self) -> None:
         """Off the UI thread: wait for the app's preload worker, which decodes every media file after
         its imports (AppState.check_media), then say what cannot be shown."""
+        worker = get_current_worker()
         preloaded = getattr(self.app, "preloaded", None)
-        if preloaded is not None:
-            preloaded.wait(PRELOAD_WAIT_S)
-        bad = self.state.check_media()  # done by the preload worker already, unless it timed out
+        waited = 0.0
+        while preloaded is not None and not preloaded.wait(0.1) and waited < PRELOAD_WAIT_S:
+            if worker.is_cancelled:  # the app is quitting (before its preload even started)
+                return
+            waited += 0.1
+        # done by the preload worker already, unless it never ran
+        bad = self.state.check_media(cancelled=lambda: worker.is_cancelled)
+        if bad is None:
+            return
         try:
             self.app.call_from_thread(self._show_media, bad)
         except RuntimeError:  # the app stopped meanwhile (its loop closed): nothing left to show it on

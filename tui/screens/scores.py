@@ -189,7 +189,10 @@ class ScoresScreen(BaseScreen):
             # the objects the app holds and their files' hashes taken at load: no file re-read nor
             # re-hashed; one context for every stage below
             ctx, inputs, warnings = build_context(st.bench, st.runs, st.db_path, opts, hashes=st.input_hashes)
-            warnings = [*(f"not scored: {p}" for p in st.unreadable_runs), *warnings]  # said first
+            if st.unreadable_runs:  # said first, in one line: the status shows three warnings
+                more = len(st.unreadable_runs) - 1
+                warnings = [f"not scored: {st.unreadable_runs[0]}"
+                            + (f" (and {more} more run folder(s): the Overview lists them)" if more else ""), *warnings]
             first = [s for s in SECTIONS if s.name in FIRST]
             results = run_sections(ctx, first)
             call(self._show, results, inputs, warnings, False)

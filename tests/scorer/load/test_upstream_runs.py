@@ -348,7 +348,8 @@ def test_judge_scale_rescales_linearly_and_is_recorded(likert_runs, tmp_path):
 
 
 @pytest.mark.parametrize("bad, kind", [(-5.0, "number"), ("high", "text"), ("0.5", "text"), (" 1 ", "text"),
-                                       ("NaN", "text"), (True, "true/false")])
+                                       ("NaN", "text"), (True, "true/false"), ([1], "a list"),
+                                       ({"score": 1}, "an object")])
 def test_impossible_judge_scores_are_errors_and_unpublished(bench, tmp_path, capsys, bad, kind):
     runs = tmp_path / "runs"
 
@@ -477,6 +478,48 @@ def test_rotation_rows_the_paper_rule_cannot_read_are_said_in_validate_and_score
     # answerable: two 4-rotation items right on the rotations read (1 of 4, or 3 of 4), one 1-rotation item
     # right (the third 4-rotation item is the unanswerable control, not in the matrix)
     assert em == pytest.approx(((0.75 if shape == "rotation_idx_17" else 0.25) * 2 + 1.0) / 3)
+
+
+def test_repeated_rotation_idx_is_said_as_the_score_reads_it(bench, tmp_path, capsys):
+    """Every rotation_idx 0: `validate` errors and says what `score` does with such a row — its
+    choices scored in the order logged (the scores equal the clean run's)."""
+    def spoil(row: dict) -> None:
+        for r in row.get("rotations") or []:
+            r["rotation_idx"] = 0
+
+    clean, runs = tmp_path / "clean", tmp_path / "runs"
+    write_upstream_run(clean, dialog(bench), answer=first_correct)
+    write_upstream_run(runs, dialog(bench), answer=first_correct, row_hook=spoil)
+    code, lines = validate_lines(bench, runs, capsys)
+    (line,) = [ln for ln in lines if "rotation_idx" in ln]
+    assert code == 1 and "repeats or is not a whole number, the row's choices are scored in the order logged" in line
+    ems = [matrix_value(score(bench, [r], sections=["matrix"], options=ScoreOptions(resamples=10)),
+                        "semantic_rag_multimodal", "em", "micro") for r in (clean, runs)]
+    assert ems[0] == ems[1]
+
+
+@pytest.mark.parametrize("odd", [["A"], {"letter": "A"}, 1])
+def test_a_rotation_choice_that_is_not_text_is_an_error_not_a_traceback(bench, tmp_path, capsys, odd):
+    """`"choice": ["A"]` in one rotation: `validate` errors naming the row, and `score` (both readers)
+    reads that rotation as unlogged (wrong) instead of failing on an unhashable list."""
+    def spoil(row: dict) -> None:
+        rots = row.get("rotations")
+        if rots and row["idx"] == 1:
+            rots[0]["choice"] = odd
+
+    runs = tmp_path / "runs"
+    write_upstream_run(runs, dialog(bench), answer=first_correct, row_hook=spoil)
+    code, lines = validate_lines(bench, runs, capsys)
+    (line,) = [ln for ln in lines if "not text" in ln]
+    assert code == 1 and ": error: 1 MCQ row(s) log a rotation `choice` that is not text" in line
+    assert line.split(": ")[0].endswith("predictions.jsonl:1")
+    ems = []
+    for rows in ("lean", "full"):
+        sections = ["matrix"] if rows == "lean" else ["matrix", "evidence"]  # evidence reads the raw rows too
+        report = score(bench, [runs], sections=sections, options=ScoreOptions(resamples=10))
+        ems.append(matrix_value(report, "semantic_rag_multimodal", "em", "micro"))
+    # item 1 right on 3 of its 4 rotations, the other 4-rotation item and the 1-rotation item right
+    assert ems == [pytest.approx((0.75 + 1.0 + 1.0) / 3)] * 2
 
 
 def test_a_judge_score_between_the_levels_is_said_and_averaged_as_recorded(bench, tmp_path):

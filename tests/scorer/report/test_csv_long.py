@@ -124,8 +124,9 @@ def test_every_report_table_declares_the_n_and_intervals_column_order_would_gues
     db = tmp_path / "a.db"
     assert cli_main(["annotations", "import", str(DEMO / "annotations.jsonl"), "--db", str(db)]) == 0
     seen = 0
-    for runs in ("runs", "runs-mosaic"):
-        report = score(DEMO, [DEMO / runs], db=db, options=ScoreOptions(resamples=20, compare=(("SRAG(V)", "FC(V)"),)))
+    pairs = {"runs": ("SRAG(V)", "FC(V)"), "runs-mosaic": ("semantic_rag_budget1600__multimodal", "gold_facts__text_only")}
+    for runs, pair in pairs.items():
+        report = score(DEMO, [DEMO / runs], db=db, options=ScoreOptions(resamples=20, compare=(pair,)))
         for s in report.sections:
             for t in s.tables:
                 seen += 1
