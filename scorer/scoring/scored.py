@@ -25,20 +25,34 @@ def rotation_answers(bench: Benchmark) -> dict[str, tuple[str, ...]]:
     return {it.item_id: tuple(r.answer for r in it.rotations) for it in bench.items("mcq") if it.rotations}
 
 
-def dedupe(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
-    """Keep the last row per (backbone, method, mode, item). Integer keys: hashing four string
-    columns of a million rows would cost seconds for what is nearly always no duplicate at all."""
+def dedupe(frame: pd.DataFrame) -> tuple[pd.DataFrame, int, str]:
+    """Keep the last row per (backbone, method, mode, item); how many were dropped, and where the
+    first repeat is (repeat_text). Integer keys: hashing four string columns of a million rows would
+    cost seconds for what is nearly always no duplicate at all."""
     import pandas as pd
 
     if frame.empty:
-        return frame, 0
+        return frame, 0, ""
     key = np.zeros(len(frame), dtype=np.int64)
     for col in ("backbone", "method", "mode", "item_id"):
         code, uniques = pd.factorize(frame[col])
         key = key * max(len(uniques), 1) + code  # mixed radix: unique per combination
     dup = pd.Series(key).duplicated(keep="last").to_numpy()
     n = int(dup.sum())
-    return (frame.loc[~dup].reset_index(drop=True), n) if n else (frame, 0)
+    return (frame.loc[~dup].reset_index(drop=True), n, repeat_text(frame, key, dup)) if n else (frame, 0, "")
+
+
+def repeat_text(frame: pd.DataFrame, key: np.ndarray, dup: np.ndarray) -> str:
+    """Where the first repeated row is and which copy is used: the later line of one file, or the
+    row of the folder read last."""
+    first = int(np.flatnonzero(dup)[0])
+    kept = int(np.flatnonzero(key == key[first])[-1])
+    a, b = frame.iloc[first], frame.iloc[kept]
+    if a["folder"] == b["folder"]:
+        return (f"first: {a['folder']}/predictions.jsonl:{int(a['line'])} and :{int(b['line'])}, in one file; "
+                "the later line is used")
+    return (f"first: {a['folder']}/predictions.jsonl:{int(a['line'])} and {b['folder']}/predictions.jsonl:"
+            f"{int(b['line'])}, several run folders for one task?; the row of the folder read last is used")
 
 
 def score_answers(frame: pd.DataFrame, bench: Benchmark, runs: Sequence[Run], options: ScoreOptions,
@@ -63,10 +77,10 @@ def score_answers(frame: pd.DataFrame, bench: Benchmark, runs: Sequence[Run], op
     frame, found, more = frame_checks.after_scoring(frame, runs, withheld, options.rotations)
     warnings += found
     checks.update(more)
-    frame, dropped = dedupe(frame)
+    frame, dropped, where = dedupe(frame)
     if dropped:
         warnings.append(f"{dropped} row(s) repeat an item already scored by the same backbone, method and mode "
-                        "(several run folders for one task?); the row from the last folder is used")
+                        f"({where})")
     per_method = {m: family_of(m, mod, d, options.families) for m, mod, d in
                   frame[["method", "modality", "display"]].drop_duplicates("method").itertuples(index=False)}
     frame["family"] = frame["method"].map(per_method) if len(frame) else pd.Series([], dtype=object)

@@ -57,3 +57,24 @@ def test_a_misspelt_compare_name_is_refused_in_one_line(capsys: pytest.CaptureFi
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--compare FC(T):nope: 'nope' names no method of the runs" in err[0]
     assert main([*argv, "--compare", "FC(T):full_context__multimodal"]) == 0  # a run's method name is one
+
+
+def test_a_repeated_row_is_named_where_it_is(tmp_path: Path) -> None:
+    """A row repeated inside one predictions.jsonl is said as such, with its line (the message had
+    blamed "several run folders for one task" and "the last folder")."""
+    bench = _copy(tmp_path)
+    pred = sorted((bench / "runs").rglob("predictions.jsonl"))[0]
+    lines = pred.read_bytes().splitlines(keepends=True)
+    pred.write_bytes(b"".join(lines) + lines[1])  # row 2 again, as line n + 1
+    data = score(bench, [bench / "runs"], sections=["matrix"], options=ScoreOptions(resamples=10)).json_data()
+    (w,) = [w for w in data["warnings"] if "repeat an item already scored" in w]
+    assert w.startswith("1 row(s) repeat an item already scored")
+    assert f"{pred}:2 and :{len(lines) + 1}, in one file" in w and "the later line is used" in w
+    assert "several run folders" not in w
+    # the same run in a second folder: that is what "several run folders" is said of
+    twin = pred.parent.with_name(pred.parent.name + "_again")
+    shutil.copytree(pred.parent, twin)
+    pred.write_bytes(b"".join(lines))
+    data = score(bench, [bench / "runs"], sections=["matrix"], options=ScoreOptions(resamples=10)).json_data()
+    (w,) = [w for w in data["warnings"] if "repeat an item already scored" in w]
+    assert "several run folders for one task?; the row of the folder read last is used" in w
