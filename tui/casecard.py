@@ -38,7 +38,8 @@ def md(text: object) -> str:
 
 def tex(text: object) -> str:
     """The report's LaTeX escaping (scorer.report.latex_text.esc: what pdflatex cannot typeset is
-    written as [U+XXXX]), of the text with its control characters made visible."""
+    printed as [U+XXXX], {[}U+XXXX{]} in the source), of the text with its control characters made
+    visible."""
     return esc(plain(str(text or ""), one_line=True))
 
 
@@ -256,8 +257,8 @@ def latex(state: AppState, item: Item, runs, copied: dict[int, Path]) -> str:
             "and delivered.}",
             f"\\label{{fig:case-{slug(item.item_id).lower()}}}", "\\end{figure*}", ""]
     if CODE_POINT.search("\n".join(out[1:])):
-        out.insert(1, "% characters pdflatex has no glyph for (emoji, CJK, …) are written as [U+XXXX]; "
-                      "case.md has the text as it is")
+        out.insert(1, "% characters pdflatex has no glyph for (emoji, CJK, …) are written as [U+XXXX] "
+                      "(in this source {[}U+XXXX{]}); case.md has the text as it is")
     return "\n".join(out)
 
 

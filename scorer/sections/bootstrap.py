@@ -52,12 +52,17 @@ def method_table(frame: pd.DataFrame, codes: RowCodes | None = None) -> dict[str
 
 def find_method(methods: dict[str, list[tuple[str, str]]], backbone: str, wanted: str, names) -> tuple[str | None, str]:
     """(method, problem): the backbone's one method named `wanted` (run or display name)."""
-    hits = sorted({m for m, d in methods.get(backbone, ()) if wanted in (m, d) or method_matches(m, wanted, names)})
+    hits = _named(methods, backbone, wanted, names)
     if len(hits) == 1:
         return hits[0], ""
     if not hits:
         return None, f"{backbone} has no method {wanted!r}"
     return None, f"{backbone}: {wanted!r} names several methods ({', '.join(hits)}); use the run's method name"
+
+
+def _named(methods: dict[str, list[tuple[str, str]]], backbone: str, wanted: str, names) -> list[str]:
+    """The backbone's methods that `wanted` names (its run or display name), sorted."""
+    return sorted({m for m, d in methods.get(backbone, ()) if wanted in (m, d) or method_matches(m, wanted, names)})
 
 
 def unknown_compared(frame: pd.DataFrame, compare, names) -> list[str]:
@@ -67,8 +72,7 @@ def unknown_compared(frame: pd.DataFrame, compare, names) -> list[str]:
     known = sorted({d for pairs in methods.values() for _, d in pairs})
     return [f"--compare {a}:{b}: {w!r} names no method of the runs (their methods: {', '.join(known[:20])})"
             for a, b in compare for w in (a, b)
-            if not any(find_method(methods, backbone, w, names)[0] is not None
-                       or "names several" in find_method(methods, backbone, w, names)[1] for backbone in methods)]
+            if not any(_named(methods, backbone, w, names) for backbone in methods)]
 
 
 def clusters_of(frame: pd.DataFrame) -> dict[str, str]:

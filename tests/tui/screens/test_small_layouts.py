@@ -29,14 +29,19 @@ def visible_tabs(app, tabs) -> list[tuple[str, bool]]:
     return out
 
 
+async def open_first_item(pilot) -> None:
+    """From the first screen: the Items table (2), then its first item (enter)."""
+    await settle(pilot)
+    await pilot.press("2")
+    await settle(pilot)
+    await pilot.press("enter")
+    await settle(pilot)
+
+
 async def test_run_tabs_whole_and_distinct_at_80x24(tmp_path):
     app = demo_app(tmp_path)
     async with app.run_test(size=SMALL) as pilot:
-        await settle(pilot)
-        await pilot.press("2")
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
+        await open_first_item(pilot)
         screen = app.screen
         assert isinstance(screen, ItemScreen)
         tabs = screen.query_one("#runs", Tabs)
@@ -99,11 +104,7 @@ async def test_labels_dialog_says_how_to_save_at_80x24(tmp_path):
 
     app = demo_app(tmp_path, db=tmp_path / "l.db")
     async with app.run_test(size=SMALL) as pilot:
-        await settle(pilot)
-        await pilot.press("2")
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
+        await open_first_item(pilot)
         await pilot.press("l")
         await settle(pilot)
         assert isinstance(app.screen, LabelDialog)
