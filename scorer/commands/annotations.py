@@ -19,7 +19,8 @@ from typing import Any
 from scorer.commands import check_writable, shows_usage, write_atomic
 from scorer.safe_text import plain
 from scorer.errors import DataError, UserError
-from scorer.store import DEFAULT_DB, Store, import_jsonl, write_jsonl
+from scorer.store import DEFAULT_DB, Store, write_jsonl
+from scorer.store.jsonl import parse_jsonl
 from scorer.store.labelstudio import export_labelstudio, label_config
 
 
@@ -57,17 +58,20 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_import(args: argparse.Namespace) -> int:
+    """Every file is read and checked before the database is opened: a bad line in any of them
+    leaves the database as it was (and makes none)."""
     _labelstudio_only(args, "users")
+    parsed = [(file, _parse(file, args)) for file in args.files]
     with Store(args.db) as store:
         if store.created:
             print(plain(f"created DB {args.db}"))
         total_added = total_skipped = 0
-        for file in args.files:
-            res = import_jsonl(store, file) if args.format == "jsonl" else _import_labelstudio(store, file, args)
-            total_added += res.added
-            total_skipped += res.skipped
-            print(plain(f"{file}: {res.lines} event(s) read, {res.added} added, "
-                        f"{res.skipped} skipped (already present) → {store.path}"))
+        for file, events in parsed:
+            added, skipped = store.insert_many(events)
+            total_added += added
+            total_skipped += skipped
+            print(plain(f"{file}: {len(events)} event(s) read, {added} added, "
+                        f"{skipped} skipped (already present) → {store.path}"))
         if len(args.files) > 1:
             print(f"total: {total_added} added, {total_skipped} skipped; {store.count()} event(s) in the database")
     return 0
@@ -157,7 +161,10 @@ def _users(path: str | None) -> dict[str, Any]:
     return users
 
 
-def _import_labelstudio(store: Store, file: str, args: argparse.Namespace) -> Any:
-    from scorer.store.labelstudio_import import import_labelstudio
+def _parse(file: str, args: argparse.Namespace) -> list:
+    """The events of one import file, each with its place (scorer.store's parsers)."""
+    if args.format == "jsonl":
+        return parse_jsonl(file)
+    from scorer.store.labelstudio_import import parse_labelstudio
 
-    return import_labelstudio(store, file, _users(args.users))
+    return parse_labelstudio(file, _users(args.users))

@@ -17,7 +17,7 @@ from scorer.load.joined_rows import EvidenceRows, JoinedRows, evidence_dicts, ev
 from scorer.load.row_checks import SCORE_FIELDS
 from scorer.metrics.logged_lists import RoundNames
 from scorer.model import X_LABELS, Y_LABELS, Benchmark, Item, Run
-from scorer.model.rows import SHARED_LETTERS, choices_of_row, num, row_text
+from scorer.model.rows import SHARED_LETTERS, choices_of_row, num, rotation_oddity, row_rotation_oddity, row_text
 from scorer.names import display_name
 
 if TYPE_CHECKING:  # imported where used: runs are read while pandas loads (scorer.scoring.score)
@@ -73,7 +73,7 @@ class Columns:
         self.runs: dict[str, list] = {c: [] for c in (*RUN_COLUMNS, "n")}
         self.lists: dict[str, list] = {c: [] for c in ("mode", "pred", "gt", "choices", *(("ev",) if evidence else ()))}
         self.arrays: dict[str, list[np.ndarray]] = {c: [] for c in (*NUMERIC, "idx", "line", "item", "qok", "valid", "abst",
-                                                                    "nrot", *(("gate",) if evidence else ()))}
+                                                                    "nrot", "rodd", *(("gate",) if evidence else ()))}
 
     def add(self, chunk: dict[str, Any]) -> None:
         for c in RUN_COLUMNS:
@@ -149,6 +149,7 @@ class Columns:
                 data[c] = _object_array(self.lists[c])
         data["choices"] = _object_array(self.lists["choices"])
         data["rotations_logged"] = arr["nrot"].astype(np.int64)  # the rotations list's entries, or 1 (a `choice`)
+        data["rotation_oddity"] = arr["rodd"].astype(np.int8)  # scorer.model.rows.rotation_oddity's bits
         import pandas as pd
 
         return pd.DataFrame(data)
@@ -163,15 +164,30 @@ def _num_or_nan(v: Any) -> float:
     return _NAN if f is None else f
 
 
-def _struct_choices(row: Any) -> tuple | None:
-    """choices_of_row for a row decoded by the fast schema (scorer.load.lean; same result, tested)."""
+def _struct_choices(row: Any, unordered: list[int], i: int) -> tuple | None:
+    """choices_of_row for a row decoded by the fast schema (scorer.load.lean; same result, tested);
+    row `i` is added to `unordered` when its rotation_idx are not 0, 1, … in order."""
     rots = row.rotations
     if rots:
         if [r.rotation_idx for r in rots] == list(range(len(rots))):
             return tuple([SHARED_LETTERS.get(c, c) if (c := r.choice).__class__ is str else None for r in rots])
+        unordered.append(i)
         return choices_of_row({"rotations": [{"rotation_idx": r.rotation_idx, "choice": r.choice} for r in rots]}, "mcq")
     c = row.choice
     return (c,) if isinstance(c, str) else None
+
+
+def _oddities(rows: list, choices: list, unordered: list[int], fast: bool) -> np.ndarray:
+    """Per row, rotation_oddity's bits (LOGGED_ORDER, NON_TEXT_CHOICE); only rows that can have any
+    are looked at: those whose rotations were not logged in order, and those with an unread choice."""
+    out = np.zeros(len(rows), dtype=np.int8)
+    for i in sorted({*unordered, *(i for i, c in enumerate(choices) if c is not None and None in c)}):
+        if fast:
+            rots = rows[i].rotations or ()
+            out[i] = rotation_oddity([r.rotation_idx for r in rots], [r.choice for r in rots])
+        else:
+            out[i] = row_rotation_oddity(rows[i])
+    return out
 
 
 def row_columns(rows: list, lines: list[int], run: Run, names: Mapping[str, str], table: ItemTable,
@@ -226,10 +242,13 @@ def row_columns(rows: list, lines: list[int], run: Run, names: Mapping[str, str]
     gts = [v if v.__class__ is str else row_text(v) for v in col("gt")]
     preds = [v if v.__class__ is str else row_text(v) for v in col("pred")]
     preds = [shared.setdefault(v, v) if len(v) <= 8 else v for v in preds]
+    unordered: list[int] = []  # rows whose rotations are not logged in order (the dict path: every MCQ row)
     if fast:
-        choices = [_struct_choices(r) if m == "mcq" else None for r, m in zip(rows, modes)]
+        choices = [_struct_choices(r, unordered, i) if m == "mcq" else None for i, (r, m) in enumerate(zip(rows, modes))]
     else:
         choices = [choices_of_row(r, m) if m == "mcq" else None for r, m in zip(rows, modes)]
+        unordered = [i for i, m in enumerate(modes) if m == "mcq"]
+    oddity = _oddities(rows, choices, unordered, fast)
     choices = [c if c is None else shared.setdefault(c, c) for c in choices]
     chunk: dict[str, Any] = {
         "run": {"run_key": run.key, "backbone": run.backbone, "method": run.method,
@@ -247,6 +266,7 @@ def row_columns(rows: list, lines: list[int], run: Run, names: Mapping[str, str]
         "gt": [None if g == it[2] else g for g, it in zip(gts, items)],  # None: the item's own answer text
         "choices": choices,
         "idx": np.array(idxs, dtype=np.int64), "line": np.array(lines, dtype=np.int64),
+        "rodd": oddity,
     }
     if evidence:
         chunk["ev"], chunk["gate"] = ev_rows, gate_pos

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from scorer.load.paths import is_remote
 
 ABSTAIN_ANSWER = "Not mentioned in the conversation"  # what LoCoMo's own scorer accepts for category 5
 ADVERSARIAL = 5
+CATEGORIES = range(1, 6)  # LoCoMo's QA categories (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial)
 _SESSION = re.compile(r"session_(\d+)")
 _SESSION_DATE = re.compile(r"session_(\d+)_date_time")
 _DATA_URI = re.compile(r"data:([\w.+-]+/[\w.+-]+)?((?:;[^,;]*)*),(.*)", re.DOTALL)
@@ -179,6 +181,13 @@ def _answer(qa: dict, adversarial: bool, item_id: str, sample: str, col: _Collec
     return as_text(ans)
 
 
+def _category_number(cat: Any) -> int | None:
+    """A QA item's LoCoMo category as a number (written 4 or "4"), None when it is none of CATEGORIES."""
+    if cat.__class__ is str and cat.strip().isdigit():
+        cat = int(cat.strip())
+    return cat if cat.__class__ is int and cat in CATEGORIES else None
+
+
 def _convert_qa(qa: Any, idx: int, ctx: dict, resolver: EvidenceResolver) -> dict:
     file, sample, task = ctx["file"], ctx["sample"], ctx["task"]
     col: _Collector = ctx["col"]
@@ -186,7 +195,11 @@ def _convert_qa(qa: Any, idx: int, ctx: dict, resolver: EvidenceResolver) -> dic
         raise DataError(file, f"{ctx['sample_loc']}.qa[{idx - 1}]", "a QA item must be an object")
     item_id = f"{task}:{idx}"
     cat = qa.get("category")
-    adversarial = cat == ADVERSARIAL or as_text(cat).strip() == str(ADVERSARIAL)
+    if _category_number(cat) is None:
+        raise DataError(file, f"{ctx['sample_loc']}.qa[{idx - 1}].category",
+                        f"{'missing' if 'category' not in qa else 'got ' + json.dumps(cat, ensure_ascii=False)[:40]}: LoCoMo's category is "
+                        f"{min(CATEGORIES)}–{max(CATEGORIES)} (category {ADVERSARIAL}: unanswerable)")
+    adversarial = _category_number(cat) == ADVERSARIAL
     col.categories[as_text(cat) or "none"] = col.categories.get(as_text(cat) or "none", 0) + 1
     res = resolver.resolve(qa.get("evidence"))
     for n in res.notes:
@@ -280,9 +293,13 @@ def convert_sample(sample: Any, index: int, file: str, used: set[str], out: Conv
         col.finding(sample_id, "conversation", "date_only_sessions",
                     f"{len(date_only)} session_N_date_time key(s) with no session_N turns: "
                     f"{', '.join(str(n) for n in date_only)} (no session made)")
-    qas = sample.get("qa", [])
+    if "qa" not in sample:
+        raise DataError(file, f"{loc}.qa", "missing: a LoCoMo sample lists its questions in `qa`")
+    qas = sample["qa"]
     if not isinstance(qas, list):
         raise DataError(file, f"{loc}.qa", "must be a list of QA items")
+    if not qas:
+        col.finding(sample_id, "qa", "no_qa_items", "the sample has no QA items (its task has no items)")
     resolver = EvidenceResolver({r["round"]: s["session_id"] for s in sessions for r in s["dialogues"]},
                                 [s["session_id"] for s in sessions])
     unanswerable_before = col.counts["unanswerable"]

@@ -208,6 +208,38 @@ def letter_or_none(choice: Any) -> str | None:
     return choice if choice.__class__ is str else None
 
 
+MAX_ROTATION_IDX = 64  # a rotation_idx from 0 up to this (exclusive) is a place; past the item's it is not scored
+
+
+def placeable(idx: list[Any]) -> bool:
+    """Whether a row's logged rotation_idx values place each choice at its rotation: distinct whole
+    numbers in [0, MAX_ROTATION_IDX). Otherwise the choices are read in the order logged."""
+    return all(i.__class__ is int and 0 <= i < MAX_ROTATION_IDX for i in idx) and len(set(idx)) == len(idx)
+
+
+# What rotation_oddity finds in a row's `rotations` list (bits; `memscope score` warns of each).
+LOGGED_ORDER = 1  # rotation_idx repeated or not a whole number: choices read in the order logged
+NON_TEXT_CHOICE = 2  # a `choice` that is a list, an object or a number: that rotation read as unlogged
+
+
+def rotation_oddity(idx: list[Any], choices: list[Any]) -> int:
+    """The LOGGED_ORDER / NON_TEXT_CHOICE bits of a rotations list (its rotation_idx and choice
+    values, None where an entry lacks one); 0 when choices_of_row reads it as logged."""
+    odd = 0 if idx == list(range(len(idx))) or placeable(idx) else LOGGED_ORDER
+    if any(c is not None and c.__class__ is not str for c in choices):
+        odd |= NON_TEXT_CHOICE
+    return odd
+
+
+def row_rotation_oddity(row: Mapping[str, Any]) -> int:
+    """rotation_oddity of a row read as a dict (0 without a `rotations` list)."""
+    rots = row.get("rotations")
+    if rots.__class__ is not list or not rots:
+        return 0
+    dicts = [r if isinstance(r, dict) else {} for r in rots]
+    return rotation_oddity([r.get("rotation_idx") for r in dicts], [r.get("choice") for r in dicts])
+
+
 def choices_of_row(row: Mapping[str, Any], mode: str) -> tuple | None:
     """Per-rotation choices from an upstream row: the `rotations` list's `choice`s, each at its
     rotation; a legacy MCQ row's single `choice`; None for open rows and rows that logged no choice."""
@@ -222,8 +254,7 @@ def choices_of_row(row: Mapping[str, Any], mode: str) -> tuple | None:
             pass
         dicts = [r if isinstance(r, dict) else {} for r in rots]
         idx = [r.get("rotation_idx") for r in dicts]
-        if all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < 64 for i in idx) \
-                and len(set(idx)) == len(idx):
+        if placeable(idx):
             # Place each choice at its rotation: a runner may log rotations out of order.
             out: list[Any] = [None] * (max(idx) + 1)
             for i, r in zip(idx, dicts):

@@ -8,7 +8,8 @@
 - With `--judge-scale`, a folder whose judge scores all lie in [0, 1] is withheld (already on 0–1?);
   without it, judge scores between the levels (JUDGE_LEVELS) are counted and said.
 - Rotation MCQ rows that logged fewer rotations than their item has (EM capped at logged / n), and
-  rows whose rotation_idx reaches past their item's rotations.
+  rows whose rotation_idx reaches past their item's rotations, rows whose rotation_idx repeat or are
+  not whole numbers (read in the order logged) and rows with a rotation choice that is not text.
 - Rows whose question is not their item's (joined by idx all the same: a warning, DESIGN §3).
 - What the readers noticed (scorer.load.row_checks): non-finite numbers read as missing values.
 
@@ -29,6 +30,7 @@ from scorer.metrics.answers import partial_rotations
 from scorer.metrics.constants import JUDGE_LEVELS
 from scorer.metrics.scales import TOLERANCE, check_range, rescale, scale_text
 from scorer.model import Run
+from scorer.model.rows import LOGGED_ORDER, NON_TEXT_CHOICE
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -166,6 +168,34 @@ def off_level_judge(judged: pd.DataFrame, withheld: set[str]) -> tuple[int, int,
     return int(off.sum()), int(judged.loc[off, "folder"].nunique()), f"{first['folder']}/predictions.jsonl:{int(first['line'])}"
 
 
+ODDITY_EFFECTS = (
+    (LOGGED_ORDER, "rotations_in_logged_order",
+     "log a rotation_idx that repeats or is not a whole number", "the row's choices are scored in the order logged, "
+     "which may not be the order of its item's rotations"),
+    (NON_TEXT_CHOICE, "non_text_choices",
+     "log a rotation `choice` that is not text", "it is not read as a letter, and that rotation counts as wrong"),
+)
+
+
+def rotation_oddity_warnings(frame: pd.DataFrame) -> tuple[list[str], dict[str, int]]:
+    """What the readers found in MCQ rows' rotations lists (scorer.model.rows.rotation_oddity) of
+    items with rotations: one warning line per kind, first row named, and the counts."""
+    odd = frame["rotation_oddity"].to_numpy()
+    if not odd.any():
+        return [], {}
+    rotation_items = frame["rotations_item"].to_numpy() > 0 if "rotations_item" in frame else np.ones(len(odd), bool)
+    warnings, record = [], {}
+    for bit, key, what, effect in ODDITY_EFFECTS:
+        hit = ((odd & bit) != 0) & rotation_items
+        if hit.any():
+            first = frame.loc[hit].iloc[0]
+            record[key] = int(hit.sum())
+            warnings.append(f"{int(hit.sum())} MCQ row(s) in {frame.loc[hit, 'folder'].nunique()} run folder(s) {what} "
+                            f"(first: {first['folder']}/predictions.jsonl:{int(first['line'])}): {effect} — "
+                            "`memscope validate` lists them")
+    return warnings, record
+
+
 def after_scoring(frame: pd.DataFrame, runs: Sequence[Run], withheld: Withheld,
                   rotations: str) -> tuple[pd.DataFrame, list[str], dict[str, Any]]:
     """(frame with withheld values missing, warnings, inputs record)."""
@@ -202,6 +232,10 @@ def after_scoring(frame: pd.DataFrame, runs: Sequence[Run], withheld: Withheld,
                                 f"log a rotation_idx beyond their item's rotations (first: {first['folder']}/"
                                 f"predictions.jsonl:{int(first['line'])}): that choice is not scored and the rotation "
                                 "it was meant for counts as wrong — `memscope validate` lists them")
+        if "rotation_oddity" in frame:
+            odd_warnings, odd_record = rotation_oddity_warnings(frame)
+            warnings += odd_warnings
+            record.update(odd_record)
         bad_q = ~frame["question_ok"].to_numpy(bool)
         if bad_q.any():
             first = frame.loc[bad_q].iloc[0]

@@ -202,6 +202,14 @@ def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
     ('[{"conversation": {"session_1": [3]}}]', "[0].conversation.session_1[0]: a turn must be an object"),
     ('[{"conversation": {}, "qa": {}}]', "[0].qa: must be a list of QA items"),
     ('[{"conversation": {}, "qa": ["q"]}]', "[0].qa[0]: a QA item must be an object"),
+    ('[{"conversation": {}}]', "[0].qa: missing: a LoCoMo sample lists its questions in `qa`"),
+    ('[{"conversation": {}, "qa": [{"question": "q", "answer": "a", "category": "x"}]}]',
+     "[0].qa[0].category: got \"x\": LoCoMo's category is 1–5 (category 5: unanswerable)"),
+    ('[{"conversation": {}, "qa": [{"question": "q", "answer": "a", "category": 4}, {"question": "q", "answer": "a"}]}]',
+     "[0].qa[1].category: missing: LoCoMo's category is 1–5"),
+    ('[{"conversation": {}, "qa": [{"question": "q", "answer": "a", "category": 6}]}]', "[0].qa[0].category: got 6"),
+    ('[{"conversation": {}, "qa": [{"question": "q", "answer": "a", "category": true}]}]',
+     "[0].qa[0].category: got true"),
 ])
 def test_cli_bad_input_is_one_line(tmp_path, capsys, content, message):
     src = tmp_path / "in.json"

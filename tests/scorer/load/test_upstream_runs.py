@@ -493,9 +493,16 @@ def test_repeated_rotation_idx_is_said_as_the_score_reads_it(bench, tmp_path, ca
     code, lines = validate_lines(bench, runs, capsys)
     (line,) = [ln for ln in lines if "rotation_idx" in ln]
     assert code == 1 and "repeats or is not a whole number, the row's choices are scored in the order logged" in line
-    ems = [matrix_value(score(bench, [r], sections=["matrix"], options=ScoreOptions(resamples=10)),
-                        "semantic_rag_multimodal", "em", "micro") for r in (clean, runs)]
-    assert ems[0] == ems[1]
+    reports = [score(bench, [r], sections=sections, options=ScoreOptions(resamples=10))
+               for r in (clean, runs) for sections in (["matrix"], ["matrix", "evidence"])]  # lean, then full reader
+    ems = [matrix_value(rep, "semantic_rag_multimodal", "em", "micro") for rep in reports]
+    assert ems[0] == ems[1] == ems[2] == ems[3]
+    for rep in reports[2:]:  # `score` says it too, naming the first row
+        data = rep.json_data()
+        (warning,) = [w for w in data["warnings"] if "rotation_idx that repeats" in w]
+        assert warning.startswith("3 MCQ row(s) in 1 run folder(s)") and "predictions.jsonl:1)" in warning
+        assert "scored in the order logged" in warning and data["inputs"]["checks"]["rotations_in_logged_order"] == 3
+    assert not any("rotation_idx" in w for rep in reports[:2] for w in rep.json_data()["warnings"])
 
 
 @pytest.mark.parametrize("odd", [["A"], {"letter": "A"}, 1])
@@ -518,6 +525,9 @@ def test_a_rotation_choice_that_is_not_text_is_an_error_not_a_traceback(bench, t
         sections = ["matrix"] if rows == "lean" else ["matrix", "evidence"]  # evidence reads the raw rows too
         report = score(bench, [runs], sections=sections, options=ScoreOptions(resamples=10))
         ems.append(matrix_value(report, "semantic_rag_multimodal", "em", "micro"))
+        (warning,) = [w for w in report.json_data()["warnings"] if "not text" in w]  # `score` says it too
+        assert warning.startswith("1 MCQ row(s) in 1 run folder(s) log a rotation `choice` that is not text (first: ")
+        assert "predictions.jsonl:1)" in warning and "counts as wrong" in warning
     # item 1 right on 3 of its 4 rotations, the other 4-rotation item and the 1-rotation item right
     assert ems == [pytest.approx((0.75 + 1.0 + 1.0) / 3)] * 2
 

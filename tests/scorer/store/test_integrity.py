@@ -1,8 +1,9 @@
 """Issue 14, class 10: a store with damaged pages but an intact header is refused, with one line,
-before anything is written to it."""
+before anything is written to it; and a failed import leaves the store as it was."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,39 @@ def test_sound_store_opens_as_before(tmp_path: Path) -> None:
         store.note("ann1", "Mini_Task:1", "hello")
     with Store(tmp_path / "ok.db") as store:
         assert store.count() == 1
+
+
+# A failed `annotations import` leaves the database as it was: no "created DB" line and no empty
+# database file when there was none, and none of the good files' events when a later file is bad.
+
+@pytest.mark.parametrize("fmt, text", [
+    ("jsonl", '{"bad": 1}\n'),
+    ("labelstudio", json.dumps({"not": "a list of tasks"})),
+])
+def test_a_bad_file_makes_no_database(tmp_path: Path, capsys, fmt: str, text: str) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(text, encoding="utf-8")
+    db = tmp_path / "new.db"
+    rc = main(["annotations", "import", str(bad), "--db", str(db), "--format", fmt])
+    out, err = capsys.readouterr()
+    assert rc == 2 and "created DB" not in out
+    (line,) = err.strip().splitlines()
+    assert line.startswith(f"memscope: {bad}")
+    assert list(tmp_path.glob("new.db*")) == []
+
+
+def test_a_bad_later_file_adds_nothing_from_the_earlier_ones(tmp_path: Path, capsys) -> None:
+    good = _events(tmp_path)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(good.read_text(encoding="utf-8") + "not json\n", encoding="utf-8")
+    db = tmp_path / "a.db"
+    with Store(db) as store:
+        store.note("ann1", "Mini_Task:2", "already here")
+    rc = main(["annotations", "import", str(good), str(bad), "--db", str(db)])
+    out, err = capsys.readouterr()
+    assert rc == 2 and f"{bad}:2:" in err and "added" not in out
+    with Store(db) as store:
+        assert store.count() == 1
+    assert main(["annotations", "import", str(good), "--db", str(db)]) == 0  # the good file alone: imported
+    with Store(db) as store:
+        assert store.count() == 2
