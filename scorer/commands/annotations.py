@@ -61,7 +61,8 @@ def run_import(args: argparse.Namespace) -> int:
     """Every file is read and checked before the database is opened: a bad line in any of them
     leaves the database as it was (and makes none)."""
     _labelstudio_only(args, "users")
-    parsed = [(file, _parse(file, args)) for file in args.files]
+    users = _users(args.users) if args.format == "labelstudio" else None
+    parsed = [(file, _parse(file, args.format, users)) for file in args.files]
     with Store(args.db) as store:
         if store.created:
             print(plain(f"created DB {args.db}"))
@@ -161,10 +162,10 @@ def _users(path: str | None) -> dict[str, Any]:
     return users
 
 
-def _parse(file: str, args: argparse.Namespace) -> list:
+def _parse(file: str, fmt: str, users: dict[str, Any] | None) -> list:
     """The events of one import file, each with its place (scorer.store's parsers)."""
-    if args.format == "jsonl":
+    if fmt == "jsonl":
         return parse_jsonl(file)
     from scorer.store.labelstudio_import import parse_labelstudio
 
-    return parse_labelstudio(file, _users(args.users))
+    return parse_labelstudio(file, users)

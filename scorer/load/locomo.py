@@ -195,12 +195,13 @@ def _convert_qa(qa: Any, idx: int, ctx: dict, resolver: EvidenceResolver) -> dic
         raise DataError(file, f"{ctx['sample_loc']}.qa[{idx - 1}]", "a QA item must be an object")
     item_id = f"{task}:{idx}"
     cat = qa.get("category")
-    if _category_number(cat) is None:
+    number = _category_number(cat)
+    if number is None:
         raise DataError(file, f"{ctx['sample_loc']}.qa[{idx - 1}].category",
                         f"{'missing' if 'category' not in qa else 'got ' + json.dumps(cat, ensure_ascii=False)[:40]}: LoCoMo's category is "
                         f"{min(CATEGORIES)}–{max(CATEGORIES)} (category {ADVERSARIAL}: unanswerable)")
-    adversarial = _category_number(cat) == ADVERSARIAL
-    col.categories[as_text(cat) or "none"] = col.categories.get(as_text(cat) or "none", 0) + 1
+    adversarial = number == ADVERSARIAL
+    col.categories[as_text(cat)] = col.categories.get(as_text(cat), 0) + 1
     res = resolver.resolve(qa.get("evidence"))
     for n in res.notes:
         entry = {"sample": sample, "item": item_id, "raw": n.raw, "reason": n.reason}

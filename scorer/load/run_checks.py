@@ -31,6 +31,7 @@ from scorer.load.join import Joiner
 from scorer.load.text_metrics import text_metric_problem
 from scorer.metrics.scales import check_range, scale_text
 from scorer.model import Benchmark, Run, RunProblem
+from scorer.model.rows import NON_TEXT_CHOICE, row_rotation_oddity
 
 SUMMARY_METRICS = ("em", "contains_gt", "f1", "bleu", "bleu_1", "bleu_2", "bert", "judge")  # as the runner sums
 SUMMARY_PARTS = ("overall", "by_x", "by_y", "by_cell")
@@ -54,11 +55,9 @@ def rotation_problems(run: Run, joiner: Joiner) -> list[RunProblem]:
         if p.mode != "mcq":
             continue
         rots = p.raw.get("rotations")
-        if isinstance(rots, list):  # any MCQ row: a list or object where a letter goes is never read
-            odd = [r.get("choice") for r in rots if isinstance(r, dict) and r.get("choice") is not None
-                   and not isinstance(r.get("choice"), str)]
-            if odd:
-                not_text.append((p.line, json.dumps(odd[0], ensure_ascii=False)[:40]))
+        if row_rotation_oddity(p.raw) & NON_TEXT_CHOICE:  # any MCQ row: a list or object where a letter goes is never read
+            odd = next(c for r in rots if isinstance(r, dict) and (c := r.get("choice")) is not None and c.__class__ is not str)
+            not_text.append((p.line, json.dumps(odd, ensure_ascii=False)[:40]))
         item = joiner.item(run, p)
         if item is None or item.mcq_form != "rotation" or not item.rotations:
             continue
