@@ -91,6 +91,37 @@ def check_writable(path: str | Path, *, folder: bool, option: str = "--out") -> 
     return path
 
 
+# SQLite keeps a database's uncommitted pages and locks in files beside it; writing onto one of
+# them loses annotations just as writing onto the database does
+DB_SIDECARS = ("", "-wal", "-shm", "-journal")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        if a.resolve() == b.resolve():
+            return True
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_not_onto(path: str | Path, option: str, *, db: str | Path | None = None,
+                   others: dict[str, str | Path | None] | None = None) -> None:
+    """Refuse, with one line, an output that is one of the command's inputs — the annotation
+    database (or a SQLite file beside it), or another output (`others`, option → path): written
+    over, it would be lost. Compared after resolving `..` and symbolic links, and by inode."""
+    out = Path(path)
+    if db is not None:
+        for suffix in DB_SIDECARS:
+            if _same_file(out, Path(str(db) + suffix)):
+                what = "the annotation database" if not suffix else f"the annotation database's {suffix[1:]} file"
+                raise UserError(f"{option} {path}: is {what} (--db {db}); writing there would replace "
+                                "the annotations — give another file")
+    for other_option, other in (others or {}).items():
+        if other is not None and _same_file(out, Path(other)):
+            raise UserError(f"{option} {path}: is also {other_option}; give each output its own file")
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write via a temporary file in the same folder, so a reader never sees half an export."""
     if not path.parent.is_dir():

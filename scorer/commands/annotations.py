@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from scorer.commands import check_writable, shows_usage, write_atomic
+from scorer.commands import check_not_onto, check_writable, shows_usage, write_atomic
 from scorer.safe_text import plain
 from scorer.errors import DataError, UserError
 from scorer.store import DEFAULT_DB, Store, write_jsonl
@@ -81,10 +81,18 @@ def run_import(args: argparse.Namespace) -> int:
 def run_export(args: argparse.Namespace) -> int:
     if args.out:
         check_writable(args.out, folder=False)
+        check_not_onto(args.out, "--out", db=args.db, others={"--users": args.users})
     _labelstudio_only(args, "config_out", "media_url", "users")
+    if args.media_url is not None:
+        _check_media_url(args.media_url)
     if args.config_out:
         check_writable(args.config_out, folder=False, option="--config-out")
+        check_not_onto(args.config_out, "--config-out", db=args.db,
+                       others={"--out": args.out, "--users": args.users})
     with Store(args.db, create=False) as store:
+        if (args.study and args.study not in {s.name for s in store.studies()}
+                and next(store.events(study=args.study), None) is None):
+            raise UserError(f"{args.db}: no study {args.study!r} and no event of one (`memscope study list`)")
         buf = io.StringIO()
         if args.format == "jsonl":
             n = write_jsonl(store, buf, study=args.study)
@@ -123,6 +131,16 @@ def _labelstudio(store: Store, args: argparse.Namespace) -> Any:
         runs = load_runs(args.runs, benchmark=bench) if bench is not None else load_runs(args.runs)
     return export_labelstudio(store, bench, runs, study=args.study, media_url=args.media_url,
                               users=_users(args.users))
+
+
+def _check_media_url(prefix: str) -> None:
+    """A media URL prefix Label Studio opens as a link to a file: a path on its server ("/data/…")
+    or an http(s) URL — not javascript:, data: or file:, and no space or control character."""
+    if not (prefix.startswith("/") or prefix.lower().startswith(("http://", "https://"))):
+        raise UserError(f"--media-url {prefix[:60]!r}: give a path on the Label Studio server "
+                        "('/data/local-files/?d=') or an http(s) URL")
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in prefix):
+        raise UserError(f"--media-url {prefix[:60]!r}: holds a space or a control character")
 
 
 def _labelstudio_only(args: argparse.Namespace, *options: str) -> None:

@@ -114,6 +114,8 @@ def run(args: argparse.Namespace) -> int:
     _check(args)
     if args.out and not args.dry_run:
         check_writable(args.out, folder=True)  # before any request is paid for
+    if args.cache and not args.dry_run:  # a mistyped folder is not made (only the default cache's is)
+        check_writable(args.cache, folder=False, option="--cache")
     # soft_wrap: one summary line stays one line in a log or a pipe
     out, err = Console(highlight=False, soft_wrap=True), Console(stderr=True, highlight=False)
     prompt = load_prompt(args.prompt, args.levels)
@@ -124,13 +126,18 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"no run folders (with predictions.jsonl) under {' '.join(args.runs)}")
     sel = select_rows(runs, force=args.force, limit=args.limit, models=args.model)
     cache_path = Path(args.cache) if args.cache else default_cache_path()
+    if sel.unjudgeable:
+        ref, why = sel.unjudgeable[0]
+        first = f"{runs[ref.run].run.folder / 'predictions.jsonl'}:{runs[ref.run].run.predictions[ref.row].line}"
+        Console(stderr=True, highlight=False, soft_wrap=True).print(Text(plain(f"memscope: {len(sel.unjudgeable)} row(s) cannot be judged and stay unscored "
+                             f"(first {first}: {why}); `memscope validate` lists each")))
     if not sel.rows:
         Console(stderr=True, highlight=False, soft_wrap=True).print(Text(
             f"memscope: nothing to judge: {sel.open_rows} open row(s), every one already scored"
             + (" (use --force to re-judge them)" if sel.open_rows and not args.force else "")))
 
     if args.dry_run:
-        return _dry_run(args, out, err, endpoint, runs, sel, prompt, url, cache_path)
+        return _dry_run(args, out, err, endpoint, runs, sel, prompt, url, cache_path) or int(bool(sel.unjudgeable))
 
     rel = write.relative_folders(runs)
     if args.in_place:
@@ -186,7 +193,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.in_place:
         out.print(Text(plain(f"wrote {len(runs)} run folder(s) per judge under {args.out}")))
     failed = sum(len(mr.failures) for mr in done)
-    return 1 if failed else 0
+    return 1 if failed or sel.unjudgeable else 0
 
 
 def _model_meta(meta: dict[str, Any], mr: ModelRun) -> dict[str, Any]:

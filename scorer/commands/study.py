@@ -22,7 +22,7 @@ import json
 import sys
 from pathlib import Path
 
-from scorer.commands import check_writable, shows_usage, write_atomic
+from scorer.commands import check_not_onto, check_writable, shows_usage, write_atomic
 from scorer.errors import UserError
 from scorer.safe_text import csv_cell, plain
 from scorer.store import DEFAULT_DB, EXPORT_FIELDS, REVEAL_FIELDS, STUDY_KINDS, Store
@@ -147,6 +147,7 @@ def run_list(args: argparse.Namespace) -> int:
 def run_export(args: argparse.Namespace) -> int:
     if args.out:
         check_writable(args.out, folder=False)
+        check_not_onto(args.out, "--out", db=args.db)
     fmt = args.format or ("csv" if args.out and args.out.lower().endswith(".csv") else "jsonl")
     with Store(args.db, create=False) as store:
         rows = store.study_answers(args.name, reveal=args.reveal)

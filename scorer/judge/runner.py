@@ -18,6 +18,7 @@ from scorer.judge.cache import JudgeCache, KeyMaker
 from scorer.judge.client import Endpoint, EndpointRefused, JudgeClient, RetryPolicy, RowFailed, Sampling, Stats
 from scorer.judge.prompt import Prompt
 from scorer.load.runs import find_run_folders, gc_paused, read_run_folder
+from scorer.model.rows import unjudgeable
 from scorer.model import Prediction, Run
 
 ASSUMED_COMPLETION_TOKENS = 60  # for --dry-run: a score and one or two sentences of reasoning
@@ -40,6 +41,7 @@ class Selection:
     rows: tuple[RowRef, ...]  # to judge
     open_rows: int
     kept: int  # open rows that keep their existing score (not forced, or past --limit)
+    unjudgeable: tuple[tuple[RowRef, str], ...] = ()  # would be judged, but cannot be (and why)
 
 
 @dataclass
@@ -113,6 +115,7 @@ def scored_by(p: Prediction, models: Sequence[str]) -> bool:
 def select_rows(runs: Sequence[LoadedRun], force: bool = False, limit: int | None = None,
                 models: Sequence[str] = ()) -> Selection:
     rows: list[RowRef] = []
+    bad: list[tuple[RowRef, str]] = []
     open_rows = 0
     for ri, lr in enumerate(runs):
         for pi, p in enumerate(lr.run.predictions):
@@ -120,8 +123,12 @@ def select_rows(runs: Sequence[LoadedRun], force: bool = False, limit: int | Non
                 continue
             open_rows += 1
             if (force or not scored_by(p, models)) and (limit is None or len(rows) < limit):
-                rows.append(RowRef(ri, pi))
-    return Selection(tuple(rows), open_rows, open_rows - len(rows))
+                why = unjudgeable(p.raw)
+                if why:  # never sent: a judge shown no gold answer says anything (a null gt was judged 1.0)
+                    bad.append((RowRef(ri, pi), why))
+                else:
+                    rows.append(RowRef(ri, pi))
+    return Selection(tuple(rows), open_rows, open_rows - len(rows) - len(bad), tuple(bad))
 
 
 def build_jobs(runs: Sequence[LoadedRun], selection: Selection, model: str, endpoint_url: str,

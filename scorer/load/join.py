@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from scorer.model import Benchmark, Item, Prediction, Run
 
@@ -67,6 +67,15 @@ class JoinProblem:
         return f"{self.run.folder / 'predictions.jsonl'}:{self.prediction.line}"
 
 
+def _no_idx(v: Any) -> str:
+    """What is wrong with a row's idx that cannot be a 1-based item index."""
+    if v is None:
+        return "row has no idx (the 1-based item index)"
+    if v.__class__ in (int, float):  # past 64 bits the readers hold a float: 1e+30
+        return f"idx {v:g} is not a 1-based item index (a whole number, 1 or more)"
+    return f"idx {str(v)[:30]!r} is not a whole number (the 1-based item index)"
+
+
 class Joiner:
     """Index of a benchmark's items by (task, mode, idx) for fast joins of many rows."""
 
@@ -94,7 +103,7 @@ class Joiner:
                 continue
             for p in run.predictions:
                 if p.idx < 1 and not (self.by_question_id and row_question_id(p)):
-                    out.append(JoinProblem(run, p, "error", "row has no integer idx (1-based item index)", "no_idx"))
+                    out.append(JoinProblem(run, p, "error", _no_idx(p.raw.get("idx")), "no_idx"))
                     continue
                 item = self.item(run, p)
                 if item is None:

@@ -125,6 +125,11 @@ class _MediaResolver:
         ref_s = as_text(ref)
         caption = as_text(text) or None
         mid = as_text(media_id) or None
+        if ref is not None and not isinstance(ref, str):  # 5, true, {...}: not a file name read as one
+            kind_of = ("true/false" if isinstance(ref, bool) else "a number" if isinstance(ref, (int, float))
+                       else "a list" if isinstance(ref, list) else "an object")
+            return Media(kind, ref_s, text=caption, media_id=mid,
+                         problem=f"media reference must be text (a path or URL), not {kind_of}: {ref_s[:40]}")
         if is_remote(ref_s):
             return Media(kind, ref_s, url=ref_s, text=caption, media_id=mid)
         path, problem = self.resolve(ref_s, dialog_file)
@@ -198,7 +203,9 @@ def read_sessions(data: dict, file: Path, rel: str, res: _MediaResolver, start_o
             raise DataError(file, f"multi_session_dialogues[{s_i}]", "session must be an object")
         sid = as_text(sess.get("session_id")) or f"D{s_i + 1}"
         date = as_text(sess.get("date")) or None
-        turns = sess.get("dialogues") or []
+        turns = sess.get("dialogues")
+        if turns is None:  # absent: a session without rounds (validate says so); {} or "" is an error
+            turns = []
         if not isinstance(turns, list):
             raise DataError(file, f"session {sid}", "dialogues must be a list")
         rounds = []

@@ -29,9 +29,9 @@ from scorer.errors import DataError
 from scorer.load.conditions import declared
 from scorer.load.join import Joiner
 from scorer.load.text_metrics import text_metric_problem
-from scorer.metrics.scales import check_range, scale_text
+from scorer.metrics.scales import TOLERANCE, check_range, scale_text
 from scorer.model import Benchmark, Run, RunProblem
-from scorer.model.rows import NON_TEXT_CHOICE, row_rotation_oddity
+from scorer.model.rows import NON_TEXT_CHOICE, row_rotation_oddity, unjudgeable
 
 SUMMARY_METRICS = ("em", "contains_gt", "f1", "bleu", "bleu_1", "bleu_2", "bert", "judge")  # as the runner sums
 SUMMARY_PARTS = ("overall", "by_x", "by_y", "by_cell")
@@ -232,6 +232,34 @@ def context_problems(run: Run) -> list[RunProblem]:
                        "the ids are read as delivered", "context_count")]
 
 
+def _em_values(p: Any) -> list[Any]:
+    rots = p.raw.get("rotations")
+    values = [p.raw.get("em")]
+    if isinstance(rots, list):
+        values += [r.get("em") for r in rots if isinstance(r, dict)]
+    return values
+
+
+def em_range_problems(run: Run) -> list[RunProblem]:
+    """Recorded `em` values (a row's, a rotation's) that cannot be an exact match: one error per run."""
+    found = [(p.line, v) for p in run.predictions for v in _em_values(p)
+             if v.__class__ in (int, float) and math.isfinite(v) and not -TOLERANCE <= v <= 1 + TOLERANCE]
+    if not found:
+        return []
+    line, v = found[0]
+    return [RunProblem(f"{_pred_file(run)}:{line}", "error",
+                       f"{len(found)} recorded em value(s) outside [0, 1] (first: {v:g}): an exact match is 0 or 1; "
+                       "score withholds the MCQ EM of rows that log no choices, and the gates leave such an em out",
+                       "out_of_range:em")]
+
+
+def unjudgeable_problems(run: Run) -> list[RunProblem]:
+    """Open rows a judge cannot be asked about (scorer.model.rows.unjudgeable): one error each."""
+    file = _pred_file(run)
+    return [RunProblem(f"{file}:{p.line}", "error", f"{why}: the row cannot be judged", "unjudgeable")
+            for p in run.predictions if p.mode == "open" and (why := unjudgeable(p.raw))]
+
+
 def range_problems(run: Run) -> list[RunProblem]:
     out = []
     for field in RANGE_FIELDS:
@@ -270,5 +298,6 @@ def check_run(run: Run, bench: Benchmark, joiner: Joiner) -> list[RunProblem]:
     not upstream's (scorer.load.text_metrics), for one run folder."""
     text = text_metric_problem(run)
     return [*run.problems, *rotation_problems(run, joiner), *completeness_problems(run, bench, joiner),
-            *summary_problems(run), *context_problems(run), *range_problems(run), *([text] if text else []),
+            *summary_problems(run), *context_problems(run), *range_problems(run), *em_range_problems(run),
+            *unjudgeable_problems(run), *([text] if text else []),
             *condition_problems(run)]

@@ -23,6 +23,7 @@ from scorer.model import Prediction, Run, RunProblem, frozen_map
 from scorer.names import family_from_modality
 
 PREDICTIONS = "predictions.jsonl"
+NO_RUN_FOLDER = f"no run folder under it (a folder with {PREDICTIONS})"
 FOLDER_RE = re.compile(r"^(?P<stamp>\d{8}_\d{6})_(?P<rest>.+)$")
 
 
@@ -44,6 +45,8 @@ def find_run_folders(path: Path) -> list[Path]:
         dirnames.sort()
         if PREDICTIONS in filenames or PREDICTIONS in dirnames:  # a folder named so is an error when read
             found.append(Path(dirpath))
+    if not found:  # a mistyped folder would otherwise give a clean report of nothing
+        raise DataError(path, "", NO_RUN_FOLDER)
     return found
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 from scorer.load.join import Joiner
-from scorer.load.memeye import legacy_answer_letter
+from scorer.load.memeye import QA_KEYS, legacy_answer_letter, relpath
 from scorer.load.run_checks import check_run
 from scorer.model import (
     CHAIN_CHALLENGES,
@@ -157,11 +157,16 @@ def media_references(task: Task) -> Iterator[tuple[str, Media]]:
             yield f"{it.item_id} ({it.mode}) question image[{k}]", m
 
 
-def check_task(task: Task, decode: bool) -> list[Finding]:
+def check_task(task: Task, decode: bool, root: Path | None = None, pointed: bool = False) -> list[Finding]:
+    """`pointed`: some item of the benchmark has a `point`, so an item without one is an omission
+    (a converted benchmark with no X/Y labels at all is not)."""
     out: list[Finding] = []
     seen: Counter[str] = Counter()
+    out += _empty_parts(task, root)
     for s in task.sessions:
         file = s.source.file
+        if not s.rounds:
+            out.append(Finding(file, f"session {s.session_id}", WARNING, "session has no rounds"))
         for r in s.rounds:
             seen[r.round_id] += 1
             if seen[r.round_id] == 2:
@@ -174,7 +179,7 @@ def check_task(task: Task, decode: bool) -> list[Finding]:
     dup_items: Counter[tuple[str, str]] = Counter()
     for it in task.items:
         dup_items[(it.item_id, it.mode)] += 1
-        out += check_item(task, it, session_ids, decode)
+        out += check_item(task, it, session_ids, decode, pointed)
     for (iid, mode), n in dup_items.items():
         if n > 1:
             out.append(Finding(str(task.files[0]) if task.files else task.name, iid, ERROR,
@@ -182,7 +187,22 @@ def check_task(task: Task, decode: bool) -> list[Finding]:
     return out
 
 
-def check_item(task: Task, it: Item, session_ids: set[str], decode: bool) -> list[Finding]:
+def _empty_parts(task: Task, root: Path | None) -> list[Finding]:
+    """A dialog file with no QA items, a task with no sessions: each said once, on its file (the
+    loader reads both as empty, and every count and matrix would quietly be smaller)."""
+    out = []
+    files = [relpath(f, root) if root is not None else str(f) for f in task.files]
+    with_items = {it.source.file for it in task.items}
+    for rel in files:
+        if rel not in with_items:
+            out.append(Finding(rel, "", WARNING, f"no QA items (no {QA_KEYS[0]!r} list, or an empty one)"))
+    if not task.sessions and files:
+        out.append(Finding(files[0], "", WARNING, "no sessions: the dialogue is empty "
+                                                  "('multi_session_dialogues' missing or empty)"))
+    return out
+
+
+def check_item(task: Task, it: Item, session_ids: set[str], decode: bool, pointed: bool = False) -> list[Finding]:
     f, loc = it.source.file, it.source.location
     out: list[Finding] = []
 
@@ -202,7 +222,9 @@ def check_item(task: Task, it: Item, session_ids: set[str], decode: bool) -> lis
     raw_point = it.raw.get("point")
     if bad:
         add(ERROR, f"label(s) outside X1–X4/Y1–Y3: {', '.join(bad)}")
-    if raw_point is not None and not it.x and not it.y and not bad:
+    if raw_point is None and pointed:
+        add(ERROR, "no point: the item is in no X/Y cell, and every matrix leaves it out")
+    elif raw_point is not None and not it.x and not it.y and not bad:
         add(ERROR, f"point {raw_point!r} holds no X or Y label")
     elif raw_point is not None and (not it.x or not it.y):
         add(WARNING, f"item has no {'X' if not it.x else 'Y'} label")
@@ -293,8 +315,9 @@ def duplicate_rows(run: Run, joiner: Joiner) -> list[Finding]:
 
 def validate(bench: Benchmark, runs: Iterable[Run] = (), decode_media: bool = True) -> list[Finding]:
     findings: list[Finding] = []
+    pointed = any("point" in it.raw for task in bench.tasks for it in task.items)
     for task in bench.tasks:
-        findings += check_task(task, decode_media)
+        findings += check_task(task, decode_media, bench.root, pointed)
     findings += check_mirrors(bench)
     findings += check_runs(bench, list(runs))
     return findings

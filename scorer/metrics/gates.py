@@ -29,6 +29,7 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from scorer.metrics.scales import TOLERANCE
 from scorer.model import Benchmark, Item, Prediction, Run
 from scorer.names import DEFAULT_DISPLAY_NAMES, display_name
 
@@ -83,16 +84,30 @@ class GateObservation:
     n_rotations: int
 
 
+def _exact_match(em: float | None) -> float | None:
+    """A recorded em that can be an exact match (finite, in [0, 1]), else None: a 7 or a −1 is not
+    averaged in (the rotation is scored by its choice, as when no em is logged)."""
+    return em if em is not None and -TOLERANCE <= em <= 1 + TOLERANCE else None
+
+
+def ignored_ems(p: Prediction) -> int:
+    """How many recorded ems of an MCQ row (its own, or its rotations') rotation_em left out."""
+    values = [r.em for r in p.rotations] if p.rotations else [p.em]
+    return sum(v is not None and _exact_match(v) is None for v in values)
+
+
 def rotation_em(p: Prediction) -> tuple[float | None, int]:
-    """(rotation-averaged EM, rotations) of an MCQ row; a rotation without an `em` is scored by its
-    choice against its correct position."""
+    """(rotation-averaged EM, rotations) of an MCQ row; a rotation without an `em` (or with one
+    outside [0, 1]) is scored by its choice against its correct position."""
     rots = p.rotations
     if not rots:
-        return p.em, (1 if p.em is not None else 0)
+        em = _exact_match(p.em)
+        return em, (1 if em is not None else 0)
     ems = []
     for r in rots:
-        if r.em is not None:
-            ems.append(r.em)
+        em = _exact_match(r.em)
+        if em is not None:
+            ems.append(em)
         elif r.correct_position is not None:
             ems.append(float(r.choice is not None and r.choice.upper() == r.correct_position.upper()))
     return (float(np.mean(ems)) if ems else None), len(ems)
@@ -116,9 +131,11 @@ def observations_of(
     runs: Iterable[tuple[Run, Iterable[tuple[Prediction, Item | None]]]],
     gate_methods: Mapping[str, Sequence[str]] | None = None,
     names: Mapping[str, str] = DEFAULT_DISPLAY_NAMES,
+    ignored: list[tuple[str, int]] | None = None,
 ) -> list[GateObservation]:
     """gate_observations over rows already joined: per run, its MCQ rows with their item (None:
-    none), read only for runs under a gate."""
+    none), read only for runs under a gate. With `ignored`, (file:line, count) of each row with a
+    recorded em outside [0, 1] that was left out is appended there."""
     patterns = gate_patterns(gate_methods)
     out = []
     for run, rows in runs:
@@ -126,6 +143,8 @@ def observations_of(
         if gate is None:
             continue
         for p, item in rows:
+            if ignored is not None and (n := ignored_ems(p)):
+                ignored.append((f"{run.folder}/predictions.jsonl:{p.line}", n))
             em, n_rot = rotation_em(p)
             if item is not None and em is not None:
                 out.append(GateObservation(item.item_id, gate, run.backbone, em, n_rot))

@@ -64,6 +64,33 @@ def finite_num(v: Any) -> float | None:
     return x if x is not None and math.isfinite(x) else None
 
 
+JUDGED_TEXTS = ("question", "gt", "pred")  # what a judge is shown of a row
+
+
+def _not_text_kind(v: Any) -> str | None:
+    if v.__class__ is bool:
+        return "true/false"
+    if isinstance(v, list):
+        return "a list"
+    if isinstance(v, dict):
+        return "an object"
+    return None
+
+
+def unjudgeable(raw: Mapping[str, Any]) -> str | None:
+    """Why a judge cannot be asked about this open row, or None: no gold answer (`gt` null or
+    absent; a judge would compare with nothing), or a question, gold or prediction logged as a
+    list, an object or true/false. A number is read as its text (LoCoMo has numeric answers); an
+    absent prediction is an empty answer."""
+    if raw.get("gt") is None:
+        return "gt is missing (null)" if "gt" in raw else "gt is missing (absent)"
+    for name in JUDGED_TEXTS:
+        kind = _not_text_kind(raw.get(name))
+        if kind:
+            return f"{name} logged as {kind}, not text"
+    return None
+
+
 def row_text(v: Any) -> str:
     """A row's text field as both run readers read it: missing → "", text as is, anything else as
     its JSON."""

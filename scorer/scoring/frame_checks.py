@@ -35,7 +35,10 @@ from scorer.model.rows import LOGGED_ORDER, NON_TEXT_CHOICE
 if TYPE_CHECKING:
     import pandas as pd
 
-CHECKED_FIELDS = ("judge", "bleu_1")  # recorded scores a published table shows
+CHECKED_FIELDS = ("judge", "bleu_1")  # recorded scores of open rows a published table shows
+# An MCQ row's recorded `em` is published when it logs no choices to recompute it from
+WITHHELD_FIELDS = (*CHECKED_FIELDS, "em")
+WITHHELD_MODE = {"judge": "open", "bleu_1": "open", "em": "mcq"}  # the rows a withheld field is masked in
 SHOWN = 3  # run folders named in one warning line
 
 
@@ -48,7 +51,7 @@ def _folders(names: Sequence[str]) -> str:
 class Withheld:
     """Run folders whose recorded values of a field are not published, with why."""
 
-    folders: dict[str, dict[str, str]] = field(default_factory=lambda: {f: {} for f in CHECKED_FIELDS})
+    folders: dict[str, dict[str, str]] = field(default_factory=lambda: {f: {} for f in WITHHELD_FIELDS})
     scales: set[str] = field(default_factory=set)  # known judge scales the withheld scores fit ("1-5")
 
     def add(self, field_name: str, folder: str, why: str, scale: str | None = None) -> None:
@@ -131,13 +134,16 @@ def before_scoring(frame: pd.DataFrame, runs: Sequence[Run], judge_scale: tuple[
                 why = (f"judge scores on a {scale} scale? ({check.describe()})" if scale
                        else f"{name}: {check.describe()}")
                 withheld.add(name, folder, why, scale)
+    if len(frame) and "em" in frame:
+        _recorded_em_range(frame, ~is_open, withheld)
     for name, folders in withheld.folders.items():
         if not folders:
             continue
         whys = list(folders.values())
         scales = sorted(withheld.scales)
         hint = (f"; pass --judge-scale {scales[0]} if that is the judge's scale" if scales and name == "judge"
-                else "; --recompute-text-metrics recomputes BLEU-1 from pred and gt" if name == "bleu_1" else "")
+                else "; --recompute-text-metrics recomputes BLEU-1 from pred and gt" if name == "bleu_1"
+                else "; the rows log no rotation choices to recompute EM from" if name == "em" else "")
         warnings.append(f"{name} withheld for {len(folders)} run folder(s) — not published, not averaged: "
                         f"{whys[0]}{hint}; folders: {_folders(sorted(folders))}")
     if judge_scale is None and len(frame):
@@ -150,6 +156,26 @@ def before_scoring(frame: pd.DataFrame, runs: Sequence[Run], judge_scale: tuple[
                             "a judge on another scale needs --judge-scale")
     record["withheld"] = withheld.record()
     return frame, withheld, warnings, record
+
+
+def _recorded_em_range(frame: pd.DataFrame, is_mcq: np.ndarray, withheld: Withheld) -> None:
+    """Withhold the MCQ EM of a folder whose rows that log no choices (their recorded `em` is what
+    would be published) hold an `em` outside [0, 1]: an exact match cannot be 7 or −1."""
+    em = frame["em"].to_numpy(dtype=float)
+    with np.errstate(invalid="ignore"):
+        bad = is_mcq & np.isfinite(em) & ((em < -TOLERANCE) | (em > 1 + TOLERANCE))
+    if not bad.any():
+        return
+    from_record = is_mcq.copy()
+    if "choices" in frame:
+        from_record &= np.fromiter((not c for c in frame["choices"].tolist()), dtype=bool, count=len(frame))
+    bad &= from_record
+    folders = frame["folder"].to_numpy()
+    for folder in sorted(set(folders[bad].tolist())):
+        rows = from_record & (folders == folder)
+        check = check_range(em[rows], guess=False)
+        first = int(frame["line"].to_numpy()[bad & (folders == folder)][0])
+        withheld.add("em", folder, f"em: {check.describe()} (first: line {first})")
 
 
 def off_level_judge(judged: pd.DataFrame, withheld: set[str]) -> tuple[int, int, str] | None:
@@ -204,7 +230,7 @@ def after_scoring(frame: pd.DataFrame, runs: Sequence[Run], withheld: Withheld,
     if len(frame):
         for name, folders in withheld.folders.items():
             if folders:
-                mask = frame["folder"].isin(list(folders)).to_numpy() & (frame["mode"] == "open").to_numpy()
+                mask = frame["folder"].isin(list(folders)).to_numpy() & (frame["mode"] == WITHHELD_MODE[name]).to_numpy()
                 frame.loc[mask, name] = np.nan
         if "rotations_logged" in frame and "rotations_item" in frame:
             partial = partial_rotations(frame["rotations_logged"].to_numpy(), frame["rotations_item"].to_numpy())

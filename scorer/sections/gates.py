@@ -40,7 +40,7 @@ def settings(ctx: ScoreContext) -> tuple[dict | None, float, float, str]:
     return extra.get("gate_methods"), solved, unsolved, panel
 
 
-def observations(ctx: ScoreContext, methods: dict | None) -> list:
+def observations(ctx: ScoreContext, methods: dict | None, ignored: list | None = None) -> list:
     """scorer.metrics.gates.gate_observations of the context's runs, from the rows they were read
     into (each MCQ row with the item the gates join it to: by task and idx)."""
     j = joined_rows(ctx)
@@ -52,13 +52,15 @@ def observations(ctx: ScoreContext, methods: dict | None) -> list:
     def of_run(r: int):
         return ((j.prediction(i), items[gate[i]]) for i in rows.get(r, ()))
 
-    return observations_of(((run, of_run(r)) for r, run in enumerate(ctx.runs)), methods, ctx.options.names)
+    return observations_of(((run, of_run(r)) for r, run in enumerate(ctx.runs)), methods, ctx.options.names,
+                           ignored)
 
 
 def build(ctx: ScoreContext) -> SectionResult:
     methods, solved, unsolved, panel = settings(ctx)
+    ignored: list[tuple[str, int]] = []
     try:
-        obs = observations(ctx, methods)
+        obs = observations(ctx, methods, ignored)
     except ValueError as err:
         raise UserError(f"gate_methods: {err}") from None
     outcomes = gate_outcomes(obs, solved, unsolved, panel)
@@ -93,7 +95,13 @@ def build(ctx: ScoreContext) -> SectionResult:
         ["Item", "X", "Y", "Reasons"],
         "Flagged by a gate, or by the taxonomy-structure audit (a Y2/Y3 item needs two or more existing clue "
         "rounds). The app shows these as flags on the items."))
-    return SectionResult(NAME, data, tables)
+    warnings = [] if not ignored else [
+        f"{sum(n for _, n in ignored)} recorded em value(s) outside [0, 1] in {len(ignored)} MCQ row(s) "
+        f"left out (first: {ignored[0][0]}); each such rotation is scored by its choice — `memscope validate` "
+        "lists them"]
+    if ignored:
+        data["ignored_ems"] = sum(n for _, n in ignored)
+    return SectionResult(NAME, data, tables, warnings=warnings)
 
 
 def _rate_table(rates, solved: float, unsolved: float, panel: str) -> Table:

@@ -182,6 +182,9 @@ def plan_study(spec: StudySpec, bench: Benchmark, runs: Sequence[Run], store: St
         if not runs:
             raise UserError("an agreement study needs the runs whose predictions are judged: --runs DIR…")
         methods = [m.strip() for m in spec.methods.split(",") if m.strip()] if spec.methods else list(DEFAULT_METHODS)
+        twice = sorted({m for m in methods if methods.count(m) > 1})
+        if twice:
+            raise UserError(f"--methods names {', '.join(map(repr, twice))} more than once")
         plan = plan_agreement(bench, runs, per_cell, spec.seed, methods, spec.backbone, mode,
                               show_judge=spec.show_judge_after)
         if spec.half_width is not None:

@@ -21,6 +21,7 @@ from typing import Any
 from scorer.errors import UserError
 from scorer.metrics.constants import OPTION_LETTERS, VERDICTS
 from scorer.model import MODES, X_LABELS, Y_LABELS
+from scorer.model.rows import MAX_ROTATION_IDX
 
 DECISION_KINDS = ("label", "verdict", "oracle")  # per (annotator, item, mode, run) the latest live one stands
 ADDITIVE_KINDS = ("note", "flag")  # every live one counts
@@ -171,6 +172,15 @@ def _adjudication(payload: Mapping, mode: str | None, run_key: str | None) -> di
     return {"of": of, "decision": decision, "reason": reason}
 
 
+MAX_ANSWER_SECONDS = 366 * 24 * 3600  # the time on one item: more cannot be one sitting (the app measures it)
+
+
+def _short(v: Any) -> str:
+    """A bad value as a message shows it: its repr, cut short (a 10**30 or a long string stays one line)."""
+    text = repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _oracle(payload: Mapping, mode: str | None) -> dict:
     if "choice" in payload:
         _keys(payload, "oracle", ("choice", "rotation"), ("seconds",))
@@ -178,8 +188,9 @@ def _oracle(payload: Mapping, mode: str | None) -> dict:
             raise UserError(f"oracle payload: 'choice' must be one letter "
                             f"{OPTION_LETTERS[0]}–{OPTION_LETTERS[-1]}, got {payload['choice']!r}")
         rot = payload["rotation"]
-        if not is_int(rot) or rot < 0:
-            raise UserError(f"oracle payload: 'rotation' must be an integer ≥ 0, got {rot!r}")
+        if not is_int(rot) or not 0 <= rot < MAX_ROTATION_IDX:
+            raise UserError(f"oracle payload: 'rotation' must be an integer from 0 to {MAX_ROTATION_IDX - 1}, "
+                            f"got {_short(rot)}")
         if mode == "open":
             raise UserError("oracle payload: a 'choice' answers an MCQ item, but mode is 'open'")
         out: dict[str, Any] = {"choice": payload["choice"], "rotation": rot}
@@ -194,8 +205,10 @@ def _oracle(payload: Mapping, mode: str | None) -> dict:
         raise UserError("an oracle answer is on one item form: 'mode' is required")
     if "seconds" in payload and payload["seconds"] is not None:
         s = payload["seconds"]
-        if isinstance(s, bool) or not isinstance(s, (int, float)) or not math.isfinite(s) or s < 0:
-            raise UserError(f"oracle payload: 'seconds' must be a number ≥ 0, got {s!r}")
+        if (isinstance(s, bool) or not isinstance(s, (int, float)) or not math.isfinite(s)
+                or not 0 <= s <= MAX_ANSWER_SECONDS):
+            raise UserError(f"oracle payload: 'seconds' must be a number from 0 to {MAX_ANSWER_SECONDS:,} "
+                            f"(a year), got {_short(s)}")
         out["seconds"] = s
     return out
 

@@ -68,6 +68,8 @@ class StudyStatus:
     live: list[LiveKappa] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     planned_pairs: int | None = None  # from `study new --kappa --half-width`
+    # annotators whose answers in the study came without a queue (`annotations import`): entries answered
+    unqueued: dict[str, int] = field(default_factory=dict)
 
 
 def _values(study: Study, store: Store, bench: Benchmark | None) -> dict[str, dict[tuple, dict[str, Any]]]:
@@ -149,8 +151,20 @@ def study_status(store: Store, name: str, bench: Benchmark | None = None,
         notes.append("oracle choices compare by letter within one rotation: give the benchmark to compare "
                      "options across rotations")
     live, more = live_kappa(study, store, half_width)
-    return StudyStatus(study, store.progress(name), pairwise(_values(study, store, bench)), live, notes + more,
-                       (study.params.get("plan") or {}).get("pairs"))
+    progress = store.progress(name)
+    return StudyStatus(study, progress, pairwise(_values(study, store, bench)), live, notes + more,
+                       (study.params.get("plan") or {}).get("pairs"), _unqueued(study, store, progress))
+
+
+def _unqueued(study: Study, store: Store, progress: list[dict[str, Any]]) -> dict[str, int]:
+    """Entries answered per annotator who has no queue in the study (their events were imported)."""
+    queued = {p["annotator"] for p in progress}
+    counts: dict[str, int] = {}
+    for acts in entries_of(store.current(STUDY_EVENT[study.kind], study=study.name)).values():
+        for annotator in acts:
+            if annotator not in queued:
+                counts[annotator] = counts.get(annotator, 0) + 1
+    return dict(sorted(counts.items()))
 
 
 NO_CI = "no 95% CI yet (the analytic SE is 0 while no pair disagrees)"
@@ -160,15 +174,27 @@ def _num(v: float | None) -> str:
     return "—" if v is None else f"{v:.3f}"
 
 
+def _ci_within_range(low: float, high: float) -> str:
+    """The analytic interval as shown: κ ± 1.96·se cut to κ's range [−1, 1], saying where it was cut
+    (the normal approximation runs past ±1 at small n or κ near ±1; the bounds kept are statsmodels')."""
+    cut = [f"{'upper' if b > 0 else 'lower'} bound {b:.3f} cut at {1 if b > 0 else -1}"
+           for b in (low, high) if abs(b) > 1]
+    text = f"{_num(max(-1.0, low))}, {_num(min(1.0, high))}]"
+    return text + (f" ({'; '.join(cut)}: the normal approximation runs past κ's range)" if cut else "")
+
+
 def status_lines(st: StudyStatus) -> list[str]:
     """The status as indented plain lines (after the study's own line)."""
     lines = []
     n = st.study.n_items
-    if not st.progress:
+    if not st.progress and not st.unqueued:
         lines.append("  no annotator has started")
     for p in st.progress:
         pct = 100.0 * p["done"] / p["total"] if p["total"] else 0.0
         lines.append(f"  {p['annotator']}: {p['done']}/{p['total']} ({pct:.0f}%)")
+    for annotator, answered in st.unqueued.items():
+        lines.append(f"  {annotator}: {answered} of {n} entries answered (no queue: events imported, "
+                     "not answered in the app)")
     for pw in st.pairwise:
         if pw.kappa is None:
             why = pw.undefined_reason or "undefined"
@@ -185,7 +211,7 @@ def status_lines(st: StudyStatus) -> list[str]:
         if lk.ci_low is None:
             text = head + f"{_num(lk.kappa)}, {NO_CI}, n {lk.n}, excluded {lk.excluded}"
         else:
-            text = (head + f"{_num(lk.kappa)} [95% CI {_num(lk.ci_low)}, {_num(lk.ci_high)}] "
+            text = (head + f"{_num(lk.kappa)} [95% CI {_ci_within_range(lk.ci_low, lk.ci_high)} "
                     f"(± {_num(lk.half_width)}), n {lk.n}, excluded {lk.excluded}")
         if lk.planned_half_width is None:
             text += "; no planned width (study new --half-width W)"

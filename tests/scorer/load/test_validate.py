@@ -39,7 +39,11 @@ BREAKAGES = {
                       "round D1:1 image[0]: error: media file not found: image/Mini_Task/nope.png"),
     "path outside root": (lambda d: rounds(d, 0)[0].__setitem__("input_image", ["../../../etc/passwd"]),
                           "round D1:1 image[0]: error: path leaves the benchmark root: ../../../etc/passwd"),
+    "media reference a number": (lambda d: rounds(d, 0)[0].__setitem__("input_image", [5]),
+                                 "round D1:1 image[0]: error: media reference must be text (a path or URL), not a number: 5"),
     "unknown session": (lambda d: qa(d, 1).__setitem__("session_id", ["D8"]), "QA #2: error: session D8 does not exist"),
+    "QA item without point": (lambda d: qa(d, 1).pop("point"),
+                              "QA #2: error: no point: the item is in no X/Y cell, and every matrix leaves it out"),
     "answerable not bool": (lambda d: qa(d, 0).__setitem__("answerable", "no"),
                             "QA #1: error: answerable must be true or false, not 'no'"),
 }
@@ -88,6 +92,8 @@ def test_symlink_leaving_root_is_refused(tmp_path: Path) -> None:
 
 
 def run_rows(tmp_path: Path, rows: list[dict]) -> Path:
+    """Open rows as the runner writes them: with a gold answer (a row without one is its own error)."""
+    rows = [{"gt": "gold", **r} for r in rows]
     return write_mini_run(tmp_path / "runs" / MINI_TASK / "20260101_000000_m_semantic_rag__multimodal", "open", rows)
 
 
@@ -98,7 +104,14 @@ def run_rows(tmp_path: Path, rows: list[dict]) -> Path:
      "benchmark has 'What number is on the key tag?'"),
     ({"idx": 1, "mode": "open", "question": "What colour is the hall wall now?", "retrieved": ["D1:1", "D5:5"]},
      "error: retrieved/delivered round id(s) not in task Mini_Task: D5:5"),
-    ({"mode": "open", "question": "x"}, "error: row has no integer idx (1-based item index)"),
+    ({"mode": "open", "question": "x"}, "error: row has no idx (the 1-based item index)"),
+    # an idx that is there but wrong was called missing ("no integer idx")
+    ({"idx": -1, "mode": "open", "question": "x"}, "error: idx -1 is not a 1-based item index (a whole number, 1 or more)"),
+    ({"idx": 0, "mode": "open", "question": "x"}, "error: idx 0 is not a 1-based item index (a whole number, 1 or more)"),
+    ({"idx": 2.5, "mode": "open", "question": "x"}, "error: idx 2.5 is not a 1-based item index (a whole number, 1 or more)"),
+    ({"idx": "3", "mode": "open", "question": "x"}, "error: idx '3' is not a whole number (the 1-based item index)"),
+    ({"idx": 10**30, "mode": "open", "question": "x"},
+     "error: idx 1e+30 is not a 1-based item index (a whole number, 1 or more)"),
 ])
 def test_prediction_row_findings(tmp_path: Path, row: dict, expected: str, capsys) -> None:
     root = write_mini_bench(tmp_path / "b")
@@ -136,3 +149,37 @@ def test_findings_from_function(tmp_path: Path) -> None:
     (root / "dialog" / f"{MINI_TASK}_Open.json").write_text(json.dumps(data))
     warnings = [str(f) for f in validate(load_benchmark(root))]
     assert warnings == [f"{MINI_TASK}:{MINI_TASK}:4: warning: MCQ item has no open mirror"]
+
+
+@pytest.mark.parametrize(("mutate", "expected"), [
+    (lambda d: d.pop("human-annotated QAs"), "warning: no QA items (no 'human-annotated QAs' list, or an empty one)"),
+    (lambda d: d.__setitem__("human-annotated QAs", []),
+     "warning: no QA items (no 'human-annotated QAs' list, or an empty one)"),
+    (lambda d: d["multi_session_dialogues"][1].pop("dialogues"), "session D2: warning: session has no rounds"),
+    (lambda d: d.pop("multi_session_dialogues"), "warning: no sessions: the dialogue is empty"),
+])
+def test_an_empty_part_of_a_dialog_file_is_named(tmp_path: Path, capsys, mutate, expected: str) -> None:
+    """A missing or emptied QA list, a session without rounds, a file without sessions: each is a
+    line of its own (before, only follow-on clue errors or a silently smaller matrix said so)."""
+    root = write_mini_bench(tmp_path / "b", mutate=mutate)
+    main(["validate", str(root)])
+    out = capsys.readouterr().out.strip().splitlines()
+    assert any(line.startswith(f"dialog/{MINI_TASK}.json") and expected in line for line in out), out
+
+
+def test_dialogues_not_a_list_is_refused(tmp_path: Path, capsys) -> None:
+    """`"dialogues": {}` was read as no rounds; it is the same error as any other non-list."""
+    root = write_mini_bench(tmp_path / "b", mutate=lambda d: d["multi_session_dialogues"][0].__setitem__("dialogues", {}))
+    assert main(["validate", str(root)]) == 1
+    out = capsys.readouterr().out.strip().splitlines()
+    assert any(f"dialog/{MINI_TASK}.json:session D1: error: dialogues must be a list" in line for line in out), out
+
+
+def test_a_benchmark_without_any_point_is_not_an_error_per_item(tmp_path: Path, capsys) -> None:
+    """A converted benchmark (LoCoMo) has no X/Y labels at all: no error for each item."""
+    def strip(d: dict) -> None:
+        for q in d["human-annotated QAs"]:
+            q.pop("point", None)
+    root = write_mini_bench(tmp_path / "b", mutate=strip, mutate_open=strip)
+    main(["validate", str(root)])
+    assert "no point" not in capsys.readouterr().out

@@ -141,3 +141,35 @@ def test_study_list_shows_progress_agreement_and_kappa(tmp_path: Path, capsys: p
     assert "ann1: 10/40 (25%)" in out and "ann2: 10/40 (25%)" in out
     assert "agreement ann1 vs ann2 on verdict: κ" in out and "n 10" in out
     assert "κ so far, judge vs ann2:" in out and "more pairs to ± 0.2" in out
+
+
+def test_live_kappa_interval_past_one_is_shown_within_kappas_range(tmp_path: Path) -> None:
+    """Nine pairs, one disagreement: statsmodels' κ ± 1.96·se runs past 1; `study list` shows the
+    interval within [−1, 1] and says it was cut there (the stored bounds stay statsmodels')."""
+    store, entries, judge = _scripted(tmp_path)
+    for i, (item, mode, run, _) in enumerate(entries[:9]):
+        j = "accept" if judge[i] >= 0.5 else "reject"
+        v = {"accept": "reject", "reject": "accept"}[j] if i == 1 else j
+        store.verdict("ann1", item, mode, run, v, study="ag")
+    lk = study_status(store, "ag").live[0]
+    table = np.array([[5, 1], [0, 3]])  # judge-first: entries 1,2,4,5,7,8 accept (1 flipped); 0,3,6 reject
+    ref = cohens_kappa(table, return_results=True)
+    assert lk.kappa == pytest.approx(ref.kappa) and lk.ci_high == pytest.approx(ref.kappa_upp) and ref.kappa_upp > 1
+    text = next(t for t in status_lines(study_status(store, "ag")) if "κ so far" in t)
+    assert f"[95% CI {ref.kappa_low:.3f}, 1.000]" in text, text
+    assert f"{ref.kappa_upp:.3f}" in text and "cut at 1" in text, text
+    assert "n 9" in text
+
+
+def test_answers_without_a_queue_are_counted_not_called_no_start(tmp_path: Path) -> None:
+    """Verdicts that came in by `annotations import` (no queue in the app): `study list` says who
+    answered how many entries, and does not say "no annotator has started" beside their κ."""
+    store, entries, judge = _scripted(tmp_path)
+    for i, (item, mode, run, _) in enumerate(entries[:6]):
+        store.verdict("imported1", item, mode, run, "accept" if judge[i] >= 0.5 else "reject", study="ag")
+    lines = status_lines(study_status(store, "ag"))
+    assert not any("no annotator has started" in t for t in lines), lines
+    assert "  imported1: 6 of 40 entries answered (no queue: events imported, not answered in the app)" in lines, lines
+    fresh = Store(tmp_path / "fresh.db")
+    fresh.create_study("ag", "agreement", 7, {"judge_scores": judge}, entries)
+    assert "  no annotator has started" in status_lines(study_status(fresh, "ag"))

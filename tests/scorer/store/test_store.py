@@ -79,6 +79,11 @@ def test_every_payload_kind_round_trips(tmp_path: Path, kind, payload, mode, run
     ("oracle", {"choice": "B", "rotation": -1}, "mcq", None, "'rotation' must be an integer"),
     ("oracle", {"choice": "B", "rotation": 0}, "open", None, "mode is 'open'"),
     ("oracle", {"answer": "x", "seconds": "5"}, "open", None, "'seconds' must be a number"),
+    # a place the item cannot have, a time no sitting takes (import and export had let them through)
+    ("oracle", {"choice": "B", "rotation": 99999999999999999999}, "mcq", None, "from 0 to 63, got 9999999999"),
+    ("oracle", {"choice": "B", "rotation": 64}, "mcq", None, "from 0 to 63, got 64"),
+    ("oracle", {"answer": "x", "seconds": 1e308}, "open", None, "'seconds' must be a number from 0 to 31,622,400"),
+    ("oracle", {"answer": "x", "seconds": -0.5}, "open", None, "'seconds' must be a number from 0"),
     ("oracle", {"guess": "x"}, "open", None, "expected"),
     ("note", {"text": "   "}, None, None, "non-empty string"),
     ("flag", {"flag": "boring"}, None, None, "ambiguous|leakage".replace("|", ", ")),
