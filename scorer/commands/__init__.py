@@ -101,15 +101,17 @@ def _same_file(a: Path, b: Path) -> bool:
         if a.resolve() == b.resolve():
             return True
         return a.exists() and b.exists() and os.path.samefile(a, b)
-    except OSError:
+    except (OSError, RuntimeError, ValueError):  # a symlink loop (RuntimeError in 3.11), a NUL in the path
         return False
 
 
 def check_not_onto(path: str | Path, option: str, *, db: str | Path | None = None,
-                   others: dict[str, str | Path | None] | None = None) -> None:
-    """Refuse, with one line, an output that is one of the command's inputs — the annotation
-    database (or a SQLite file beside it), or another output (`others`, option → path): written
-    over, it would be lost. Compared after resolving `..` and symbolic links, and by inode."""
+                   others: dict[str, str | Path | None] | None = None,
+                   inputs: dict[str, str | Path | None] | None = None) -> None:
+    """Refuse, with one line, an output that is one of the command's files — the annotation
+    database (or a SQLite file beside it), another input (`inputs`, option → path) or another
+    output (`others`): written over, it would be lost. Compared after resolving `..` and symbolic
+    links, and by inode."""
     out = Path(path)
     if db is not None:
         for suffix in DB_SIDECARS:
@@ -117,6 +119,10 @@ def check_not_onto(path: str | Path, option: str, *, db: str | Path | None = Non
                 what = "the annotation database" if not suffix else f"the annotation database's {suffix[1:]} file"
                 raise UserError(f"{option} {path}: is {what} (--db {db}); writing there would replace "
                                 "the annotations — give another file")
+    for other_option, other in (inputs or {}).items():
+        if other is not None and _same_file(out, Path(other)):
+            raise UserError(f"{option} {path}: is the {other_option} file, an input; writing there would "
+                            "replace it — give another file")
     for other_option, other in (others or {}).items():
         if other is not None and _same_file(out, Path(other)):
             raise UserError(f"{option} {path}: is also {other_option}; give each output its own file")

@@ -81,14 +81,14 @@ def run_import(args: argparse.Namespace) -> int:
 def run_export(args: argparse.Namespace) -> int:
     if args.out:
         check_writable(args.out, folder=False)
-        check_not_onto(args.out, "--out", db=args.db, others={"--users": args.users})
+        check_not_onto(args.out, "--out", db=args.db, inputs={"--users": args.users})
     _labelstudio_only(args, "config_out", "media_url", "users")
     if args.media_url is not None:
         _check_media_url(args.media_url)
     if args.config_out:
         check_writable(args.config_out, folder=False, option="--config-out")
-        check_not_onto(args.config_out, "--config-out", db=args.db,
-                       others={"--out": args.out, "--users": args.users})
+        check_not_onto(args.config_out, "--config-out", db=args.db, inputs={"--users": args.users},
+                       others={"--out": args.out})
     with Store(args.db, create=False) as store:
         if (args.study and args.study not in {s.name for s in store.studies()}
                 and next(store.events(study=args.study), None) is None):
@@ -133,12 +133,19 @@ def _labelstudio(store: Store, args: argparse.Namespace) -> Any:
                               users=_users(args.users))
 
 
+# URL schemes Label Studio opens media from: the web, and its cloud storages (resolved by the
+# storage connected to the project)
+MEDIA_URL_SCHEMES = ("http://", "https://", "s3://", "gs://", "azure-blob://")
+
+
 def _check_media_url(prefix: str) -> None:
     """A media URL prefix Label Studio opens as a link to a file: a path on its server ("/data/…")
-    or an http(s) URL — not javascript:, data: or file:, and no space or control character."""
-    if not (prefix.startswith("/") or prefix.lower().startswith(("http://", "https://"))):
+    or a URL of MEDIA_URL_SCHEMES — not javascript:, data:, file: or a "//host" of no scheme, and no
+    space or control character."""
+    path = prefix.startswith("/") and not prefix.startswith("//")
+    if not (path or prefix.lower().startswith(MEDIA_URL_SCHEMES)):
         raise UserError(f"--media-url {prefix[:60]!r}: give a path on the Label Studio server "
-                        "('/data/local-files/?d=') or an http(s) URL")
+                        f"('/data/local-files/?d=') or a URL beginning {', '.join(MEDIA_URL_SCHEMES)}")
     if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in prefix):
         raise UserError(f"--media-url {prefix[:60]!r}: holds a space or a control character")
 

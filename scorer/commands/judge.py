@@ -132,9 +132,12 @@ def run(args: argparse.Namespace) -> int:
         Console(stderr=True, highlight=False, soft_wrap=True).print(Text(plain(f"memscope: {len(sel.unjudgeable)} row(s) cannot be judged and stay unscored "
                              f"(first {first}: {why}); `memscope validate` lists each")))
     if not sel.rows:
-        Console(stderr=True, highlight=False, soft_wrap=True).print(Text(
-            f"memscope: nothing to judge: {sel.open_rows} open row(s), every one already scored"
-            + (" (use --force to re-judge them)" if sel.open_rows and not args.force else "")))
+        scored = sel.open_rows - len(sel.unjudgeable)
+        why = (f"{sel.open_rows} open row(s), every one already scored"
+               + (" (use --force to re-judge them)" if sel.open_rows and not args.force else "")
+               if not sel.unjudgeable else
+               f"{sel.open_rows} open row(s): {len(sel.unjudgeable)} cannot be judged, {scored} already scored")
+        Console(stderr=True, highlight=False, soft_wrap=True).print(Text(f"memscope: nothing to judge: {why}"))
 
     if args.dry_run:
         return _dry_run(args, out, err, endpoint, runs, sel, prompt, url, cache_path) or int(bool(sel.unjudgeable))

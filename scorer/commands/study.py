@@ -19,10 +19,11 @@ import argparse
 import csv
 import io
 import json
+import os
 import sys
 from pathlib import Path
 
-from scorer.commands import check_not_onto, check_writable, shows_usage, write_atomic
+from scorer.commands import DB_SIDECARS, check_not_onto, check_writable, shows_usage, write_atomic
 from scorer.errors import UserError
 from scorer.safe_text import csv_cell, plain
 from scorer.store import DEFAULT_DB, EXPORT_FIELDS, REVEAL_FIELDS, STUDY_KINDS, Store
@@ -86,15 +87,37 @@ def run_new(args: argparse.Namespace) -> int:
         runs = load_runs(args.runs, benchmark=bench)
     if spec.kind == "adjudicate" and not Path(args.db).exists():  # it adjudicates what is there
         raise UserError(f"{args.db}: no such annotation database (nothing was created; check the path)")
-    with Store(args.db) as store:
-        created = store.created
-        study, plan = make_study(spec, bench, runs, store)
+    existed = os.path.lexists(args.db)
+    try:
+        with Store(args.db) as store:
+            created = store.created
+            study, plan = make_study(spec, bench, runs, store)
+    except UserError:
+        if not existed:  # a study that could not be made leaves no empty database behind
+            _remove_new_db(args.db)
+        raise
     if created:
         print(plain(f"created DB {args.db}"))
     for line in summary(study, plan, args.db):
         print(plain(line))
     print(plain(f"  annotate: memscope tui {args.bench} --db {args.db} --annotator NAME --study {study.name}"))
     return 0
+
+
+def _remove_new_db(db: str) -> None:
+    """Remove the database this command created, with SQLite's files beside it, if it holds nothing
+    (no event, no study: another process may have begun to use a new file at the same path)."""
+    try:
+        with Store(db, create=False) as store:
+            if store.count() or store.studies():
+                return
+    except (UserError, OSError):
+        return
+    for suffix in DB_SIDECARS:
+        try:
+            os.unlink(db + suffix)
+        except OSError:
+            pass
 
 
 def run_plan(args: argparse.Namespace) -> int:

@@ -71,8 +71,11 @@ def _no_idx(v: Any) -> str:
     """What is wrong with a row's idx that cannot be a 1-based item index."""
     if v is None:
         return "row has no idx (the 1-based item index)"
-    if v.__class__ in (int, float):  # past 64 bits the readers hold a float: 1e+30
-        return f"idx {v:g} is not a 1-based item index (a whole number, 1 or more)"
+    if v.__class__ is int:  # a huge one shown cut short (f"{v:g}" would overflow)
+        shown = str(v) if len(str(v)) <= 20 else str(v)[:17] + "..."
+        return f"idx {shown} is not a 1-based item index (1 or more)"
+    if v.__class__ is float:  # 2.0, or an integer past 64 bits that a reader holds as a float: 1e+30
+        return f"idx {v!r} is not a 1-based item index (a JSON integer, 1 or more)"
     return f"idx {str(v)[:30]!r} is not a whole number (the 1-based item index)"
 
 

@@ -30,7 +30,7 @@ from scorer.load.joined_rows import JoinedRows
 from scorer.load.lean_columns import NUMERIC, Columns, ItemTable, row_columns
 from scorer.load.parallel import read_parts
 from scorer.load.row_checks import NUMBER_FIELDS, lenient_row, row_problems
-from scorer.load.runs import NO_RUN_FOLDER, PREDICTIONS, find_run_folders, gc_paused, run_identity
+from scorer.load.runs import PREDICTIONS, find_run_folders, gc_paused, run_identity, walk_run_folders
 from scorer.load.tasks import resolve_task
 from scorer.metrics.logged_lists import RoundNames
 from scorer.model import Benchmark, Run, RunProblem, frozen_map
@@ -214,14 +214,8 @@ def run_folders(paths: Iterable[str | Path] | str | Path) -> list[Path]:
             for f in find_run_folders(root):  # a predictions.jsonl named directly
                 folders.setdefault(f.resolve(), None)
             continue
-        found = False
-        for dirpath, dirnames, filenames in os.walk(root.resolve(), followlinks=False):
-            dirnames.sort()
-            if PREDICTIONS in filenames or PREDICTIONS in dirnames:  # a folder named so is an error when read
-                folders.setdefault(Path(dirpath), None)
-                found = True
-        if not found:  # a mistyped folder would otherwise give a clean report of nothing
-            raise DataError(root, "", NO_RUN_FOLDER)
+        for f in walk_run_folders(root.resolve(), shown=root):
+            folders.setdefault(f, None)
     return list(folders)
 
 

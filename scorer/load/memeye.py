@@ -30,6 +30,7 @@ from scorer.model import (
     Task,
     frozen_map,
 )
+from scorer.model.rows import json_kind
 
 OPEN_SUFFIX = "_Open"
 QA_KEYS = ("human-annotated QAs", "human_annotated_QAs", "qas", "QAs")
@@ -126,10 +127,8 @@ class _MediaResolver:
         caption = as_text(text) or None
         mid = as_text(media_id) or None
         if ref is not None and not isinstance(ref, str):  # 5, true, {...}: not a file name read as one
-            kind_of = ("true/false" if isinstance(ref, bool) else "a number" if isinstance(ref, (int, float))
-                       else "a list" if isinstance(ref, list) else "an object")
             return Media(kind, ref_s, text=caption, media_id=mid,
-                         problem=f"media reference must be text (a path or URL), not {kind_of}: {ref_s[:40]}")
+                         problem=f"media reference must be text (a path or URL), not {json_kind(ref)}: {ref_s[:40]}")
         if is_remote(ref_s):
             return Media(kind, ref_s, url=ref_s, text=caption, media_id=mid)
         path, problem = self.resolve(ref_s, dialog_file)

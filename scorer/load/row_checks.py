@@ -20,6 +20,7 @@ from typing import Any
 from scorer.errors import DataError
 from scorer.load.jsonio import BadJSON, std_loads
 from scorer.model import RunProblem
+from scorer.model.rows import json_kind
 
 SCORE_FIELDS = ("em", "judge", "bleu_1", "f1", "exact_match", "contains_gt")
 
@@ -71,7 +72,7 @@ def text_scores(row: dict) -> list[tuple[str, str, str]]:
         elif v.__class__ is bool and name in NUMBER_FIELDS:
             out.append((name, "true" if v else "false", "true/false"))
         elif isinstance(v, (list, dict)):  # [1], {"score": 1}: not guessed at either
-            out.append((name, json.dumps(v, ensure_ascii=False)[:60], "a list" if isinstance(v, list) else "an object"))
+            out.append((name, json.dumps(v, ensure_ascii=False)[:60], json_kind(v)))
     return out
 
 

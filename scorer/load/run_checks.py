@@ -29,9 +29,10 @@ from scorer.errors import DataError
 from scorer.load.conditions import declared
 from scorer.load.join import Joiner
 from scorer.load.text_metrics import text_metric_problem
-from scorer.metrics.scales import TOLERANCE, check_range, scale_text
+from scorer.metrics.scales import check_range, in_unit_interval, scale_text
 from scorer.model import Benchmark, Run, RunProblem
-from scorer.model.rows import NON_TEXT_CHOICE, row_rotation_oddity, unjudgeable
+from scorer.load.row_checks import SCORE_FIELDS
+from scorer.model.rows import NON_TEXT_CHOICE, num, row_rotation_oddity, unjudgeable
 
 SUMMARY_METRICS = ("em", "contains_gt", "f1", "bleu", "bleu_1", "bleu_2", "bert", "judge")  # as the runner sums
 SUMMARY_PARTS = ("overall", "by_x", "by_y", "by_cell")
@@ -243,14 +244,31 @@ def _em_values(p: Any) -> list[Any]:
 def em_range_problems(run: Run) -> list[RunProblem]:
     """Recorded `em` values (a row's, a rotation's) that cannot be an exact match: one error per run."""
     found = [(p.line, v) for p in run.predictions for v in _em_values(p)
-             if v.__class__ in (int, float) and math.isfinite(v) and not -TOLERANCE <= v <= 1 + TOLERANCE]
+             if v.__class__ in (int, float) and math.isfinite(x := num(v)) and not in_unit_interval(x)]
     if not found:
         return []
     line, v = found[0]
+    shown = f"{v:g}"
     return [RunProblem(f"{_pred_file(run)}:{line}", "error",
-                       f"{len(found)} recorded em value(s) outside [0, 1] (first: {v:g}): an exact match is 0 or 1; "
-                       "score withholds the MCQ EM of rows that log no choices, and the gates leave such an em out",
-                       "out_of_range:em")]
+                       f"{len(found)} recorded em value(s) outside [0, 1] (first: {shown}): an exact match is 0 or 1; "
+                       "score withholds the EM of MCQ rows that log no choices to recompute it from, and the gates "
+                       "leave such an em out", "out_of_range:em")]
+
+
+def overflow_problems(run: Run) -> list[RunProblem]:
+    """Recorded scores too large for a number (1e400, an integer of hundreds of digits: ±inf once
+    read), which score withholds row by row: one error per run."""
+    found = [(p.line, name) for p in run.predictions for name in SCORE_FIELDS
+             if (v := p.raw.get(name)).__class__ in (int, float) and math.isinf(num(v))]
+    rots = [(p.line, "rotation em") for p in run.predictions for v in _em_values(p)[1:]
+            if v.__class__ in (int, float) and math.isinf(num(v))]
+    found += rots
+    if not found:
+        return []
+    line, name = min(found)
+    return [RunProblem(f"{_pred_file(run)}:{line}", "error",
+                       f"{len(found)} recorded score(s) too large for a number (first: {name}; 1e400 or an integer "
+                       "of hundreds of digits): score withholds them", "overflow")]
 
 
 def unjudgeable_problems(run: Run) -> list[RunProblem]:
@@ -298,6 +316,6 @@ def check_run(run: Run, bench: Benchmark, joiner: Joiner) -> list[RunProblem]:
     not upstream's (scorer.load.text_metrics), for one run folder."""
     text = text_metric_problem(run)
     return [*run.problems, *rotation_problems(run, joiner), *completeness_problems(run, bench, joiner),
-            *summary_problems(run), *context_problems(run), *range_problems(run), *em_range_problems(run),
+            *summary_problems(run), *context_problems(run), *range_problems(run), *em_range_problems(run), *overflow_problems(run),
             *unjudgeable_problems(run), *([text] if text else []),
             *condition_problems(run)]

@@ -40,13 +40,20 @@ def find_run_folders(path: Path) -> list[Path]:
         raise DataError(path, "", f"expected a run folder or a tree of them (with {PREDICTIONS})")
     if not path.is_dir():  # /dev/null, a FIFO: nothing to read is not "no problems"
         raise DataError(path, "", f"not a folder: expected a run folder or a tree of them (with {PREDICTIONS})")
+    return walk_run_folders(path)
+
+
+def walk_run_folders(root: Path, shown: Path | None = None) -> list[Path]:
+    """The folders under the folder `root` (itself included) holding a predictions.jsonl, in walk
+    order, links not followed; none is an error naming `shown` (default: `root`) — a mistyped
+    folder would otherwise give a clean report of nothing."""
     found = []
-    for dirpath, dirnames, filenames in os.walk(path, followlinks=False):
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         dirnames.sort()
         if PREDICTIONS in filenames or PREDICTIONS in dirnames:  # a folder named so is an error when read
             found.append(Path(dirpath))
-    if not found:  # a mistyped folder would otherwise give a clean report of nothing
-        raise DataError(path, "", NO_RUN_FOLDER)
+    if not found:
+        raise DataError(shown if shown is not None else root, "", NO_RUN_FOLDER)
     return found
 
 

@@ -157,10 +157,11 @@ def media_references(task: Task) -> Iterator[tuple[str, Media]]:
             yield f"{it.item_id} ({it.mode}) question image[{k}]", m
 
 
-def check_task(task: Task, decode: bool, root: Path | None = None, pointed: bool = False) -> list[Finding]:
-    """`pointed`: some item of the benchmark has a `point`, so an item without one is an omission
-    (a converted benchmark with no X/Y labels at all is not)."""
+def check_task(task: Task, decode: bool, root: Path | None = None) -> list[Finding]:
     out: list[Finding] = []
+    # some item of the task has a `point`: one without is an omission (a task converted from LoCoMo,
+    # with no X/Y labels at all, is not)
+    pointed = any("point" in it.raw for it in task.items)
     seen: Counter[str] = Counter()
     out += _empty_parts(task, root)
     for s in task.sessions:
@@ -315,9 +316,8 @@ def duplicate_rows(run: Run, joiner: Joiner) -> list[Finding]:
 
 def validate(bench: Benchmark, runs: Iterable[Run] = (), decode_media: bool = True) -> list[Finding]:
     findings: list[Finding] = []
-    pointed = any("point" in it.raw for task in bench.tasks for it in task.items)
     for task in bench.tasks:
-        findings += check_task(task, decode_media, bench.root, pointed)
+        findings += check_task(task, decode_media, bench.root)
     findings += check_mirrors(bench)
     findings += check_runs(bench, list(runs))
     return findings

@@ -29,7 +29,7 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from scorer.metrics.scales import TOLERANCE
+from scorer.metrics.scales import in_unit_interval
 from scorer.model import Benchmark, Item, Prediction, Run
 from scorer.names import DEFAULT_DISPLAY_NAMES, display_name
 
@@ -87,7 +87,7 @@ class GateObservation:
 def _exact_match(em: float | None) -> float | None:
     """A recorded em that can be an exact match (finite, in [0, 1]), else None: a 7 or a −1 is not
     averaged in (the rotation is scored by its choice, as when no em is logged)."""
-    return em if em is not None and -TOLERANCE <= em <= 1 + TOLERANCE else None
+    return em if em is not None and in_unit_interval(em) else None
 
 
 def ignored_ems(p: Prediction) -> int:

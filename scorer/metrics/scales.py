@@ -37,6 +37,11 @@ class RangeCheck:
                 if self.n else "no values")
 
 
+def in_unit_interval(v: float) -> bool:
+    """A recorded score that can be one: within [0, 1] (TOLERANCE either side); False for NaN."""
+    return -TOLERANCE <= v <= 1 + TOLERANCE
+
+
 def _finite(values: np.ndarray | list) -> np.ndarray:
     x = np.asarray(values, dtype=float)
     return x[np.isfinite(x)]

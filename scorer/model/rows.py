@@ -40,12 +40,18 @@ class RotationResult:
 
 def num(v: Any) -> float | None:
     """A recorded value as a number: True/False → 1/0, a numeric string → its number (NaN and the
-    infinities kept as such); None when missing or not a number."""
+    infinities kept as such; an integer too large for a float → ±inf, as 1e400 reads); None when
+    missing or not a number."""
     t = v.__class__
     if t is float:
         return v
-    if t is int or t is bool:
+    if t is bool:
         return float(v)
+    if t is int:
+        try:
+            return float(v)
+        except OverflowError:
+            return math.inf if v > 0 else -math.inf
     if v is None:
         return None
     if isinstance(v, str):
@@ -67,26 +73,36 @@ def finite_num(v: Any) -> float | None:
 JUDGED_TEXTS = ("question", "gt", "pred")  # what a judge is shown of a row
 
 
-def _not_text_kind(v: Any) -> str | None:
+def json_kind(v: Any) -> str:
+    """What a JSON value is, as messages name it: "null", "true/false", "a number", "text", "a
+    list" or "an object"."""
+    if v is None:
+        return "null"
     if v.__class__ is bool:
         return "true/false"
-    if isinstance(v, list):
-        return "a list"
-    if isinstance(v, dict):
-        return "an object"
-    return None
+    if isinstance(v, (int, float)):
+        return "a number"
+    if isinstance(v, str):
+        return "text"
+    return "a list" if isinstance(v, list) else "an object"
+
+
+def has_gold(gt: Any) -> bool:
+    """Whether a row's `gt` is a gold answer to compare with: not null, absent or blank text."""
+    return gt is not None and (gt.__class__ is not str or bool(gt.strip()))
 
 
 def unjudgeable(raw: Mapping[str, Any]) -> str | None:
-    """Why a judge cannot be asked about this open row, or None: no gold answer (`gt` null or
-    absent; a judge would compare with nothing), or a question, gold or prediction logged as a
+    """Why a judge cannot be asked about this open row, or None: no gold answer (`gt` null, absent
+    or blank; a judge would compare with nothing), or a question, gold or prediction logged as a
     list, an object or true/false. A number is read as its text (LoCoMo has numeric answers); an
     absent prediction is an empty answer."""
-    if raw.get("gt") is None:
-        return "gt is missing (null)" if "gt" in raw else "gt is missing (absent)"
+    gt = raw.get("gt")
+    if not has_gold(gt):
+        return f"gt is missing ({'absent' if 'gt' not in raw else 'blank' if gt is not None else 'null'})"
     for name in JUDGED_TEXTS:
-        kind = _not_text_kind(raw.get(name))
-        if kind:
+        kind = json_kind(raw.get(name))
+        if kind in ("true/false", "a list", "an object"):
             return f"{name} logged as {kind}, not text"
     return None
 

@@ -30,15 +30,12 @@ from scorer.metrics.answers import partial_rotations
 from scorer.metrics.constants import JUDGE_LEVELS
 from scorer.metrics.scales import TOLERANCE, check_range, rescale, scale_text
 from scorer.model import Run
-from scorer.model.rows import LOGGED_ORDER, NON_TEXT_CHOICE
+from scorer.model.rows import LOGGED_ORDER, NON_TEXT_CHOICE, has_gold
 
 if TYPE_CHECKING:
     import pandas as pd
 
 CHECKED_FIELDS = ("judge", "bleu_1")  # recorded scores of open rows a published table shows
-# An MCQ row's recorded `em` is published when it logs no choices to recompute it from
-WITHHELD_FIELDS = (*CHECKED_FIELDS, "em")
-WITHHELD_MODE = {"judge": "open", "bleu_1": "open", "em": "mcq"}  # the rows a withheld field is masked in
 SHOWN = 3  # run folders named in one warning line
 
 
@@ -51,7 +48,7 @@ def _folders(names: Sequence[str]) -> str:
 class Withheld:
     """Run folders whose recorded values of a field are not published, with why."""
 
-    folders: dict[str, dict[str, str]] = field(default_factory=lambda: {f: {} for f in WITHHELD_FIELDS})
+    folders: dict[str, dict[str, str]] = field(default_factory=lambda: {f: {} for f in CHECKED_FIELDS})
     scales: set[str] = field(default_factory=set)  # known judge scales the withheld scores fit ("1-5")
 
     def add(self, field_name: str, folder: str, why: str, scale: str | None = None) -> None:
@@ -134,16 +131,18 @@ def before_scoring(frame: pd.DataFrame, runs: Sequence[Run], judge_scale: tuple[
                 why = (f"judge scores on a {scale} scale? ({check.describe()})" if scale
                        else f"{name}: {check.describe()}")
                 withheld.add(name, folder, why, scale)
-    if len(frame) and "em" in frame:
-        _recorded_em_range(frame, ~is_open, withheld)
+    if len(frame):
+        frame, found, rows_record = _unusable_rows(frame, is_open)
+        warnings += found
+        if rows_record:
+            record["withheld_rows"] = rows_record
     for name, folders in withheld.folders.items():
         if not folders:
             continue
         whys = list(folders.values())
         scales = sorted(withheld.scales)
         hint = (f"; pass --judge-scale {scales[0]} if that is the judge's scale" if scales and name == "judge"
-                else "; --recompute-text-metrics recomputes BLEU-1 from pred and gt" if name == "bleu_1"
-                else "; the rows log no rotation choices to recompute EM from" if name == "em" else "")
+                else "; --recompute-text-metrics recomputes BLEU-1 from pred and gt" if name == "bleu_1" else "")
         warnings.append(f"{name} withheld for {len(folders)} run folder(s) — not published, not averaged: "
                         f"{whys[0]}{hint}; folders: {_folders(sorted(folders))}")
     if judge_scale is None and len(frame):
@@ -158,24 +157,52 @@ def before_scoring(frame: pd.DataFrame, runs: Sequence[Run], judge_scale: tuple[
     return frame, withheld, warnings, record
 
 
-def _recorded_em_range(frame: pd.DataFrame, is_mcq: np.ndarray, withheld: Withheld) -> None:
-    """Withhold the MCQ EM of a folder whose rows that log no choices (their recorded `em` is what
-    would be published) hold an `em` outside [0, 1]: an exact match cannot be 7 or −1."""
-    em = frame["em"].to_numpy(dtype=float)
-    with np.errstate(invalid="ignore"):
-        bad = is_mcq & np.isfinite(em) & ((em < -TOLERANCE) | (em > 1 + TOLERANCE))
-    if not bad.any():
-        return
-    from_record = is_mcq.copy()
-    if "choices" in frame:
-        from_record &= np.fromiter((not c for c in frame["choices"].tolist()), dtype=bool, count=len(frame))
-    bad &= from_record
-    folders = frame["folder"].to_numpy()
-    for folder in sorted(set(folders[bad].tolist())):
-        rows = from_record & (folders == folder)
-        check = check_range(em[rows], guess=False)
-        first = int(frame["line"].to_numpy()[bad & (folders == folder)][0])
-        withheld.add("em", folder, f"em: {check.describe()} (first: line {first})")
+def _unusable_rows(frame: pd.DataFrame, is_open: np.ndarray) -> tuple[pd.DataFrame, list[str], dict[str, Any]]:
+    """Values of single rows that cannot be right, withheld (missing) row by row, with a warning
+    each: the recorded `em` of an MCQ row that logs no rotation choices to recompute it from, when
+    it lies outside [0, 1] (an exact match cannot be 7, −1 or 1e400); the recorded judge score of an
+    open row with no gold answer (gt null, absent or blank: scorer.model.rows.has_gold), which a
+    judge shown nothing to compare with gave; an open row's judge or BLEU-1 too large for a number
+    (±inf: the readers read 1e400 so; it had been dropped without a word)."""
+    masks: dict[str, np.ndarray] = {}
+    for name in CHECKED_FIELDS:  # ±inf on open rows: 1e400, or an integer too large for a float
+        if name in frame:
+            inf = is_open & np.isinf(frame[name].to_numpy(dtype=float))
+            if inf.any():
+                masks[f"{name}:inf"] = inf
+    if "em" in frame:
+        em = frame["em"].to_numpy(dtype=float)
+        with np.errstate(invalid="ignore"):  # ±inf (1e400) is outside too
+            bad = ~is_open & ~np.isnan(em) & ((em < -TOLERANCE) | (em > 1 + TOLERANCE))
+        if bad.any() and "choices" in frame:
+            bad[bad] = [not c for c in frame["choices"].to_numpy()[bad].tolist()]
+        if bad.any():
+            masks["em"] = bad
+    if "judge" in frame and "gt" in frame:
+        judged = is_open & ~np.isnan(frame["judge"].to_numpy(dtype=float))
+        if judged.any():
+            judged[judged] = [not has_gold(g) for g in frame["gt"].to_numpy()[judged].tolist()]
+            if judged.any():
+                masks["judge"] = judged
+    if not masks:
+        return frame, [], {}
+    frame = frame.copy()
+    warnings, record = [], {}
+    why = {"em": "a recorded em outside [0, 1] on MCQ rows that log no rotation choices to recompute it from",
+           "judge": "a recorded judge score on open rows with no gold answer (gt null, absent or blank)",
+           **{f"{n}:inf": f"a recorded {n} too large for a number (1e400, or an integer of hundreds of digits)"
+              for n in CHECKED_FIELDS}}
+    for key, mask in masks.items():
+        name = key.split(":")[0]
+        rows = frame.loc[mask, ["folder", "line"]]
+        first = f"{rows['folder'].iloc[0]}/predictions.jsonl:{int(rows['line'].iloc[0])}"
+        folders = sorted(set(rows["folder"].tolist()))
+        frame.loc[mask, name] = np.nan
+        record[key] = {"rows": int(mask.sum()), "first": first}
+        warnings.append(f"{name} withheld for {int(mask.sum())} row(s) in {len(folders)} run folder(s) — not published, "
+                        f"not averaged: {why[key]} (first: {first}); `memscope validate` lists them; folders: "
+                        f"{_folders(folders)}")
+    return frame, warnings, record
 
 
 def off_level_judge(judged: pd.DataFrame, withheld: set[str]) -> tuple[int, int, str] | None:
@@ -230,7 +257,7 @@ def after_scoring(frame: pd.DataFrame, runs: Sequence[Run], withheld: Withheld,
     if len(frame):
         for name, folders in withheld.folders.items():
             if folders:
-                mask = frame["folder"].isin(list(folders)).to_numpy() & (frame["mode"] == WITHHELD_MODE[name]).to_numpy()
+                mask = frame["folder"].isin(list(folders)).to_numpy() & (frame["mode"] == "open").to_numpy()
                 frame.loc[mask, name] = np.nan
         if "rotations_logged" in frame and "rotations_item" in frame:
             partial = partial_rotations(frame["rotations_logged"].to_numpy(), frame["rotations_item"].to_numpy())

@@ -25,7 +25,7 @@ report.json `agreement` = {"judge_vs_human": [...], "human_vs_human": [...], "ju
 from __future__ import annotations
 
 from itertools import combinations
-from typing import Any
+from typing import Any, Mapping
 
 import pandas as pd
 
@@ -110,7 +110,30 @@ def build(ctx: ScoreContext) -> SectionResult:
         data["label_confusion"] = conf_rows or _absent("no label comparisons")
         data["boundary"] = boundary_rows or _absent("no X label comparisons")
         tables += label_tables(lab_rows, boundary_rows)
+    warnings += zero_width_warnings(data)
     return SectionResult(NAME, data, tables, warnings=tuple(warnings))
+
+
+def _who(row: Mapping[str, Any]) -> str:
+    if row.get("compared") == "judge_vs_human":
+        where = {"all": "", "method": f" on {row.get('method')}", "cell": f" in {row.get('x')}×{row.get('y')}"}
+        return f"judge vs {row.get('human')}{where.get(row.get('stratum'), '')}"
+    a, b = row.get("rater_a"), row.get("rater_b")
+    return f"{a} vs {b}" + (f" on {row['axis']}" if row.get("axis") else "") if a is not None else "a pair of raters"
+
+
+def zero_width_warnings(data: Mapping[str, Any]) -> list[str]:
+    """One line for the rows whose bootstrap CI has zero width: every resample agreed as the sample
+    did (perfect agreement on a few pairs), so [1, 1] measures no uncertainty — it is not a narrow
+    interval. The values stay the bootstrap's."""
+    rows = [r for part in data.values() if isinstance(part, list) for r in part
+            if isinstance(r, dict) and r.get("ci_low") is not None and r.get("ci_low") == r.get("ci_high")]
+    if not rows:
+        return []
+    first = rows[0]
+    return [f"{len(rows)} agreement row(s) have a bootstrap 95% CI of zero width (first: {_who(first)}, "
+            f"n {first.get('n')}, [{first['ci_low']:g}, {first['ci_high']:g}]): every resample agreed as the "
+            "sample did, which measures no uncertainty at that n — more pairs are needed for an interval"]
 
 
 def adjudication_rows(ann: pd.DataFrame) -> list[dict]:

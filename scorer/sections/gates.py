@@ -97,8 +97,8 @@ def build(ctx: ScoreContext) -> SectionResult:
         "rounds). The app shows these as flags on the items."))
     warnings = [] if not ignored else [
         f"{sum(n for _, n in ignored)} recorded em value(s) outside [0, 1] in {len(ignored)} MCQ row(s) "
-        f"left out (first: {ignored[0][0]}); each such rotation is scored by its choice — `memscope validate` "
-        "lists them"]
+        f"left out (first: {ignored[0][0]}): such a rotation is scored by its choice where it logs its correct "
+        "position, else left out with the row — `memscope validate` lists them"]
     if ignored:
         data["ignored_ems"] = sum(n for _, n in ignored)
     return SectionResult(NAME, data, tables, warnings=warnings)

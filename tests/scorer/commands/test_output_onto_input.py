@@ -99,3 +99,24 @@ def test_export_beside_db_still_written(tmp_path, capsys):
     rc = main(["annotations", "export", "--db", str(db), "--out", str(tmp_path / "a.db.jsonl")])
     assert rc == 0, capsys.readouterr().err
     assert "keep this note" in (tmp_path / "a.db.jsonl").read_text()
+
+
+def test_a_db_that_is_a_symlink_loop_is_one_line(tmp_path, capsys):
+    """Resolving a looping --db raised RuntimeError (a traceback); it is the database error it was."""
+    (tmp_path / "loop1").symlink_to(tmp_path / "loop2")
+    (tmp_path / "loop2").symlink_to(tmp_path / "loop1")
+    for argv in (["annotations", "export"], ["study", "export", "--name", "s1"]):
+        rc = main([*argv, "--db", str(tmp_path / "loop1"), "--out", str(tmp_path / "x.jsonl")])
+        err = capsys.readouterr().err
+        assert rc in (1, 2) and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_out_onto_the_users_file_names_it_an_input(tmp_path, capsys):
+    db = _db(tmp_path)
+    users = tmp_path / "users.json"
+    users.write_text('{"ann1": 1}')
+    rc = main(["annotations", "export", "--db", str(db), "--format", "labelstudio", "--users", str(users),
+               "--out", str(users)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc in (1, 2) and len(err) == 1 and "the --users file, an input" in err[0], err
+    assert users.read_text() == '{"ann1": 1}'

@@ -57,3 +57,13 @@ def test_validate_lists_each(tmp_path, capsys):
     assert any(":4: error: pred logged as a list, not text" in line for line in lines), lines
     assert any(":7: error: pred logged as true/false, not text" in line for line in lines), lines
     assert not any(":8:" in line for line in lines)
+
+
+def test_nothing_judgeable_does_not_say_already_scored(server, tmp_path, capsys):
+    null_gt = row(1, "p")
+    null_gt["gt"] = None
+    runs = runs_tree(tmp_path, [null_gt, row(2, "q", gt=" ")])
+    rc = main(["judge", "--runs", str(runs), "--model", "judge-a", "--base-url", server.url, "--dry-run"])
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert "2 open row(s): 2 cannot be judged, 0 already scored" in err and "--force" not in err, err

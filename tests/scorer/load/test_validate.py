@@ -106,12 +106,15 @@ def run_rows(tmp_path: Path, rows: list[dict]) -> Path:
      "error: retrieved/delivered round id(s) not in task Mini_Task: D5:5"),
     ({"mode": "open", "question": "x"}, "error: row has no idx (the 1-based item index)"),
     # an idx that is there but wrong was called missing ("no integer idx")
-    ({"idx": -1, "mode": "open", "question": "x"}, "error: idx -1 is not a 1-based item index (a whole number, 1 or more)"),
-    ({"idx": 0, "mode": "open", "question": "x"}, "error: idx 0 is not a 1-based item index (a whole number, 1 or more)"),
-    ({"idx": 2.5, "mode": "open", "question": "x"}, "error: idx 2.5 is not a 1-based item index (a whole number, 1 or more)"),
+    ({"idx": -1, "mode": "open", "question": "x"}, "error: idx -1 is not a 1-based item index (1 or more)"),
+    ({"idx": 0, "mode": "open", "question": "x"}, "error: idx 0 is not a 1-based item index (1 or more)"),
+    ({"idx": -10**400, "mode": "open", "question": "x"},
+     "error: idx -1000000000000000... is not a 1-based item index (1 or more)"),  # was an OverflowError
+    ({"idx": 2.5, "mode": "open", "question": "x"}, "error: idx 2.5 is not a 1-based item index (a JSON integer, 1 or more)"),
+    ({"idx": 2.0, "mode": "open", "question": "x"}, "error: idx 2.0 is not a 1-based item index (a JSON integer, 1 or more)"),
     ({"idx": "3", "mode": "open", "question": "x"}, "error: idx '3' is not a whole number (the 1-based item index)"),
     ({"idx": 10**30, "mode": "open", "question": "x"},
-     "error: idx 1e+30 is not a 1-based item index (a whole number, 1 or more)"),
+     "error: idx 1e+30 is not a 1-based item index (a JSON integer, 1 or more)"),
 ])
 def test_prediction_row_findings(tmp_path: Path, row: dict, expected: str, capsys) -> None:
     root = write_mini_bench(tmp_path / "b")

@@ -402,3 +402,29 @@ def test_loaded_runs_give_the_same_judge_agreement_without_reading_their_files_a
     assert from_memory.data["judge_vs_judge"] and from_memory.reason is None
     assert repr(from_memory.data) == repr(from_files.data)
     assert list(from_memory.warnings) == list(from_files.warnings) and from_files.warnings
+
+
+def test_a_zero_width_bootstrap_ci_is_said_to_be_no_interval(tmp_path):
+    """Four pairs, the judge and the annotator agreeing on all: every resample's κ is 1 (or
+    undefined), so the percentile CI is [1, 1] — that is no measure of uncertainty at n 4, and the
+    report says so beside the table (the values stay the bootstrap's)."""
+    labels = [("X1", "Y1"), ("X2", "Y1"), ("X1", "Y2"), ("X2", "Y2")]
+    bench = write_labelled_bench(tmp_path / "bench", TASK, labels)
+    runs = tmp_path / "runs"
+    judge = [1.0, 0.0, 1.0, 0.0]
+    write_labelled_run(runs, TASK, "gpt-5.4-mini", "semantic_rag_multimodal", "multimodal", "open",
+                       [open_row(i + 1, judge[i]) for i in range(4)])
+    events = [{"ts": f"2026-11-29T10:00:0{i}Z", "annotator": "ann1", "kind": "verdict", "item_id": f"{TASK}:{i + 1}",
+               "mode": "open", "run": "gpt-5.4-mini/semantic_rag_multimodal", "study": None,
+               "payload": {"verdict": "accept" if judge[i] >= 0.5 else "reject"}} for i in range(4)]
+    (tmp_path / "e.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    db = tmp_path / "a.db"
+    assert main(["annotations", "import", str(tmp_path / "e.jsonl"), "--db", str(db)]) == 0
+    report = score(bench, runs, tmp_path / "out", "--db", str(db))
+    row = next(r for r in report["agreement"]["judge_vs_human"] if r["stratum"] == "all" and r["human"] == "ann1")
+    assert (row["kappa"], row["ci_low"], row["ci_high"], row["n"]) == (1.0, 1.0, 1.0, 4)
+    warning = next((w for w in report["warnings"] if "zero width" in w), None)
+    assert warning is not None and warning.startswith("agreement: "), report["warnings"]
+    assert "judge vs ann1" in warning and "n 4" in warning, warning
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "zero width" in md
