@@ -21,6 +21,15 @@ def inside(path: Path, root: Path) -> bool:
         return False
 
 
+def _lexically_inside(path: Path, root: Path) -> bool:
+    """True when `path`, its `..` removed but no link followed, lies under `root` (so is looked at)."""
+    try:
+        Path(os.path.normpath(path)).relative_to(os.path.normpath(root))
+        return True
+    except ValueError:
+        return False
+
+
 def resolve_media(
     ref: str, dialog_file: Path, root: Path, allow_outside_root: bool = False
 ) -> tuple[Path | None, str | None]:
@@ -44,22 +53,26 @@ def resolve_media(
             if b not in seen:
                 seen.append(b)
         candidates = [Path(os.path.normpath(b / ref_path)) for b in seen]
-    outside_hit: Path | None = None
+    outside = linked_out = False
     for cand in candidates:
+        if not allow_outside_root and not _lexically_inside(cand, root):
+            # never looked at: whether a file exists outside the root is not the benchmark's to tell
+            outside = True
+            continue
+        if not allow_outside_root and not inside(cand, root):
+            linked_out = True  # a link in the benchmark that leads out of it (the link is the benchmark's)
+            continue
         try:
             there = os.path.lexists(cand) and (cand.exists() or "symlink loop")
         except OSError as err:  # a name longer than the file system allows
             return None, f"cannot read {ref[:80]}: {err.strerror or err}"
-        if not allow_outside_root and not inside(cand, root):
-            if outside_hit is None and there is True:
-                outside_hit = cand
-            continue
         if there == "symlink loop":
             return None, f"cannot read {ref[:80]}: a symlink loop or a dangling link"
         if there:
             return cand, None
-    if outside_hit is not None or (
-        not allow_outside_root and all(not inside(c, root) for c in candidates)
-    ):
+    if linked_out or outside and all(not _lexically_inside(c, root) for c in candidates):
         return None, f"path leaves the benchmark root: {ref}"
+    if outside:
+        return None, (f"media file not found: {ref} (under the benchmark root; where the reference leads outside "
+                      "it, nothing was looked at)")
     return None, f"media file not found: {ref}"

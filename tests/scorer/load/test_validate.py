@@ -186,3 +186,18 @@ def test_a_benchmark_without_any_point_is_not_an_error_per_item(tmp_path: Path, 
     root = write_mini_bench(tmp_path / "b", mutate=strip, mutate_open=strip)
     main(["validate", str(root)])
     assert "no point" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("exists", [True, False])
+def test_whether_a_file_outside_the_root_exists_is_not_told(tmp_path: Path, capsys, exists: bool) -> None:
+    """`../secret.png` names root/secret.png (missing) and, from the root, a file beside it: the
+    message was "leaves the benchmark root" when that outside file existed and "not found" when it
+    did not — a probe of the file system outside the benchmark. Now the same either way."""
+    if exists:
+        (tmp_path / "secret.png").write_bytes(b"\x89PNG")
+    root = write_mini_bench(tmp_path / "b", mutate=lambda d: rounds(d, 0)[0].__setitem__("input_image", ["../secret.png"]))
+    main(["validate", str(root)])
+    errors = [line for line in capsys.readouterr().out.splitlines() if "image[0]" in line]
+    assert len(errors) == 1
+    assert errors[0].endswith("error: media file not found: ../secret.png (under the benchmark root; where the "
+                              "reference leads outside it, nothing was looked at)"), errors
