@@ -220,7 +220,7 @@ def run_folders(paths: Iterable[str | Path] | str | Path) -> list[Path]:
 
 
 MIN_FOLDERS_PARALLEL = 64
-PARTS_PER_PROCESS = 6  # parts claimed one at a time: whoever is free takes the next
+PARTS_PER_PROCESS = 12  # parts claimed one at a time: whoever is free takes the next
 
 
 def _read_chunk(folders: list[Path], table: ItemTable, names: Mapping[str, str], evidence: bool = False) -> tuple:

@@ -86,30 +86,33 @@ class LoggedLists:
         """The rows' lists from what each logged (scorer.metrics.evidence_flat.logged_lists: None,
         or (ranking, delivered)); `names` numbers the round ids (a fresh one if not given)."""
         names = RoundNames() if names is None else names
-        has_rank, r_len, has_del, d_len = [], [], [], []
+        n = len(logged)
+        has_rank, has_del = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+        r_len, d_len = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        ranked, r_counts, delivered_at, d_counts = [], [], [], []  # the rows that logged each list, and its length
         r_ids: list[str] = []
         r_scores: list[Any] = []
         d_ids: list[str] = []
-        for lg in logged:
-            ranking, delivered = (None, None) if lg is None else lg
-            has_rank.append(ranking is not None)
-            has_del.append(delivered is not None)
-            if ranking is None:
-                r_len.append(0)
-            else:
+        for i, lg in enumerate(logged):
+            if lg is None:  # most rows: nothing logged (set once, by the zeros above)
+                continue
+            ranking, delivered = lg
+            if ranking is not None:
                 ids, scores = ranking
-                r_len.append(len(ids))
+                ranked.append(i)
+                r_counts.append(len(ids))
                 r_ids += ids
                 r_scores += scores
-            if delivered is None:
-                d_len.append(0)
-            else:
-                d_len.append(len(delivered))
+            if delivered is not None:
+                delivered_at.append(i)
+                d_counts.append(len(delivered))
                 d_ids += delivered
-        return cls(names.names, np.array(has_rank, dtype=bool), np.array(r_len, dtype=np.int64),
-                   np.array(names.numbers(r_ids), dtype=np.int64), scores_of(r_scores),
-                   np.array(has_del, dtype=bool), np.array(d_len, dtype=np.int64),
-                   np.array(names.numbers(d_ids), dtype=np.int64))
+        has_rank[ranked] = True
+        r_len[ranked] = r_counts
+        has_del[delivered_at] = True
+        d_len[delivered_at] = d_counts
+        return cls(names.names, has_rank, r_len, np.array(names.numbers(r_ids), dtype=np.int64), scores_of(r_scores),
+                   has_del, d_len, np.array(names.numbers(d_ids), dtype=np.int64))
 
     @classmethod
     def concat(cls, parts: Sequence[LoggedLists]) -> LoggedLists:

@@ -185,6 +185,22 @@ def test_evidence_rows_read_as_json_are_the_rows_evidence_dicts(tmp_path):
         {"idx": 9, "mode": "open", "retrieved": [], "history_source": "clue_only", "clue_rounds": ["D2:1"]},
         {"idx": 10, "mode": "open", "method_runtime": {"history_source": "clue_only"}, "clue_rounds": ["D2:1", 4]},
         {"idx": 11, "mode": "open", "clue_rounds": ["D2:1"]},  # clue rounds alone: nothing logged
+        # rows that log no ranking and no delivered list of their own (read without decoding their
+        # lists): which history source counts, a null one, clue rounds null or not a list
+        {"idx": 12, "mode": "open", "history_source": "clue_only", "clue_rounds": ["D2:1", "D2:2"],
+         "method_runtime": {"history_source": "full_context"}},
+        {"idx": 13, "mode": "open", "history_source": None, "clue_rounds": ["D2:3"],
+         "method_runtime": {"history_source": "clue_only", "seed_round_ids": None}},
+        {"idx": 14, "mode": "open", "history_source": "full_context", "clue_rounds": ["D2:3"],
+         "method_runtime": {"history_source": "clue_only"}},
+        {"idx": 15, "mode": "open", "history_source": 5, "clue_rounds": ["D2:3"],
+         "method_runtime": {"history_source": "clue_only"}},
+        {"idx": 16, "mode": "open", "clue_rounds": None, "method_runtime": {"history_source": "clue_only"}},
+        {"idx": 17, "mode": "open", "clue_rounds": "D2:1", "method_runtime": {"history_source": "clue_only"}},
+        {"idx": 18, "mode": "open", "clue_rounds": None},
+        {"idx": 19, "mode": "open", "clue_rounds": [ "D2:1" ,  "D2:2" ]},
+        {"idx": 20, "mode": "open", "method_runtime": {"selected_round_ids": ["D2:2"], "history_source": "clue_only"},
+         "clue_rounds": ["D2:1"]},
     ]
     body = b"[" + b",".join(json.dumps(r).encode() for r in rows) + b"]"
     decoded = lean._EV_ROWS.decode(body)
@@ -220,11 +236,14 @@ def test_evidence_rows_read_as_json_are_the_rows_evidence_dicts(tmp_path):
     assert len(evidence.logged().names) == len(set(evidence.logged().names))  # each id once: one numbering
     # row 3 names fields logged_lists reads, but neither is a list: it logged none, as rows 2, 4 and 11
     assert [lg != (None, None) for lg in logged] == [True, True, False, False, False, True, True, True, True, True,
-                                                     True, False]
+                                                     True, False, True, True, False, False, False, False, False,
+                                                     False, True]
     assert logged[6] == ((["D1:1", "D1:2", "D1:1"], [0.9, None, 0.1]), ("D1:1", "D1:2"))
     assert logged[7] == ((["D1:1", "D1:2"], [None, 1.0]), None)
     assert logged[8] == ((["D3:1", "D3:2"], [2.0, None]), None)  # the upstream log: `retrieved` is no list
     assert logged[9] == (([], []), ("D2:1",)) and logged[10] == (None, ("D2:1",))
+    assert logged[12] == (None, ("D2:1", "D2:2")) and logged[13] == (None, ("D2:3",))  # the row's own source first
+    assert logged[20] == (None, ("D2:2",))  # what the run selected, not the clue rounds
 
 
 def test_same_lists_is_true_only_for_the_same_lists_text():
@@ -243,6 +262,21 @@ def test_same_lists_is_true_only_for_the_same_lists_text():
     assert not same_lists(got[0], got[2]) and dict(got[0]) == dict(got[2])  # same values, other text
     assert same_lists(got[4], got[5])  # neither logged a list
     assert not same_lists(got[0], dict(got[1]))  # a plain dict: compare the values
+
+
+def test_rows_with_clue_rounds_alone_write_the_lists_text_the_encoder_writes():
+    """A row that logs only its clue rounds has its lists text written without the encoder (most
+    rows at MemEye scale): the same bytes, so that same_lists finds it equal to a row whose lists
+    the encoder wrote (here: beside a null history source, which is read the general way)."""
+    from scorer.load.joined_rows import EvidenceRows, evidence_segment, same_lists
+
+    lines = [b'{"idx": 1, "mode": "mcq", "clue_rounds": [ "D1:1" ,"D1:2"]}',
+             b'{"idx": 1, "mode": "open", "clue_rounds": [ "D1:1" ,"D1:2"], "history_source": null}',
+             b'{"idx": 2, "mode": "open", "clue_rounds": null}']
+    got = EvidenceRows([evidence_segment(lean._EV_ROWS.decode(b"[" + b",".join(lines) + b"]"),
+                                         list(range(len(lines))))]).decode()
+    assert got[0].lists_text() == b'{"clue_rounds":[ "D1:1" ,"D1:2"]}' == got[1].lists_text()
+    assert same_lists(got[0], got[1]) and got[2].lists_text() is None and dict(got[2]) == {}
 
 
 def test_joined_rows_decode_once_when_first_read(tmp_path):
