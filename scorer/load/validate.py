@@ -15,7 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
+from scorer.errors import DataError
 from scorer.load.join import Joiner
+from scorer.load.json_keys import repeated_keys, repeated_keys_by_line, repeated_text
+from scorer.load.jsonio import read_regular
 from scorer.load.memeye import QA_KEYS, legacy_answer_letter, relpath
 from scorer.load.run_checks import check_run
 from scorer.model import (
@@ -314,10 +317,48 @@ def duplicate_rows(run: Run, joiner: Joiner) -> list[Finding]:
     return out
 
 
+RUN_JSON_FILES = ("config.json", "metrics.json")  # a run folder's JSON files besides its predictions
+
+
+def repeated_key_findings(bench: Benchmark, runs: Sequence[Run]) -> list[Finding]:
+    """A key twice in one object of a dialog file, a run's config or metrics, or a prediction row:
+    an error each (the loaders keep the last value without a word: a QA list repeated empty drops
+    every item of its file, a second `judge` key is the score). The files are read again, as text;
+    one that cannot be read was named by its loader already."""
+    out = []
+
+    def text(path: Path) -> bytes | None:
+        try:
+            return read_regular(path)
+        except DataError:
+            return None
+
+    for task in bench.tasks:
+        for f in task.files:
+            data = text(Path(f))
+            if data is not None:
+                rel = relpath(f, bench.root)
+                out += [Finding(rel, where, ERROR, repeated_text(where, key)) for where, key in repeated_keys(data)]
+    for run in runs:
+        for name in RUN_JSON_FILES:
+            data = text(run.folder / name)
+            if data is not None:
+                out += [Finding(str(run.folder / name), where, ERROR, repeated_text(where, key))
+                        for where, key in repeated_keys(data)]
+        data = text(run.folder / "predictions.jsonl")
+        if data is not None:
+            out += [Finding(str(run.folder / "predictions.jsonl"), str(line), ERROR,
+                            repeated_text(where, key, "the row"))
+                    for line, where, key in repeated_keys_by_line(data)]
+    return out
+
+
 def validate(bench: Benchmark, runs: Iterable[Run] = (), decode_media: bool = True) -> list[Finding]:
     findings: list[Finding] = []
+    runs = list(runs)
     for task in bench.tasks:
         findings += check_task(task, decode_media, bench.root)
     findings += check_mirrors(bench)
-    findings += check_runs(bench, list(runs))
+    findings += check_runs(bench, runs)
+    findings += repeated_key_findings(bench, runs)
     return findings
