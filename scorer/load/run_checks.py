@@ -32,7 +32,8 @@ from scorer.load.text_metrics import text_metric_problem
 from scorer.metrics.scales import check_range, in_unit_interval, scale_text
 from scorer.model import Benchmark, Run, RunProblem
 from scorer.load.row_checks import SCORE_FIELDS
-from scorer.model.rows import NON_TEXT_CHOICE, num, row_rotation_oddity, unjudgeable
+from scorer.metrics.answers import letter
+from scorer.model.rows import INVALID, NON_TEXT_CHOICE, num, row_rotation_oddity, unjudgeable
 
 SUMMARY_METRICS = ("em", "contains_gt", "f1", "bleu", "bleu_1", "bleu_2", "bert", "judge")  # as the runner sums
 SUMMARY_PARTS = ("overall", "by_x", "by_y", "by_cell")
@@ -51,6 +52,7 @@ def rotation_problems(run: Run, joiner: Joiner) -> list[RunProblem]:
     unreadable: list[tuple[int, str]] = []  # (line, what): `rotations` not a list
     misplaced: list[tuple[int, str]] = []  # (line, rotation_idx): outside the item's, repeated or not a number
     not_text: list[tuple[int, str]] = []  # (line, the choice as logged): a rotation choice that is not text
+    no_option: list[tuple[int, str]] = []  # (line, the choice as logged): text that is none of the options' letters
     mcq = 0
     for p in run.predictions:
         if p.mode != "mcq":
@@ -75,6 +77,10 @@ def rotation_problems(run: Run, joiner: Joiner) -> list[RunProblem]:
             bad = [i for i in idx if not (isinstance(i, int) and not isinstance(i, bool) and 0 <= i < n)]
             if bad or len(set(idx)) != len(idx):
                 misplaced.append((p.line, repr(bad[0] if bad else next(i for i in idx if idx.count(i) > 1))))
+        if isinstance(rots, list):
+            odd = _off_option_choice(rots, item)
+            if odd is not None:
+                no_option.append((p.line, odd))
         if 0 < logged < n:
             partial.append((p.line, logged, n))
         elif logged > n:
@@ -112,12 +118,40 @@ def rotation_problems(run: Run, joiner: Joiner) -> list[RunProblem]:
             f"not a whole number (first: {misplaced[0][1]}): a choice at an index outside is not scored and the "
             "rotation it was meant for counts as wrong; when an index repeats or is not a whole number, the row's "
             "choices are scored in the order logged", "misplaced_rotations"))
+    if no_option:
+        out.append(RunProblem(
+            f"{_pred_file(run)}:{no_option[0][0]}", "warning",
+            f"{len(no_option)} rotation MCQ row(s) log a rotation `choice` that is none of its rotation's option "
+            f"letters (first: {no_option[0][1]}): it is read as no answer, and that rotation counts as wrong "
+            f"(upstream's runner logs a letter, or {INVALID} when it could not read one)", "off_option_choice"))
     if not_text:
         out.append(RunProblem(
             f"{_pred_file(run)}:{not_text[0][0]}", "error",
             f"{len(not_text)} MCQ row(s) log a rotation `choice` that is not text (first: {not_text[0][1]}): it is "
             "not read as a letter, and that rotation counts as wrong", "non_text_choice"))
     return out
+
+
+def _off_option_choice(rots: list, item) -> str | None:
+    """The first text `choice` of a rotations list that is not one of the option letters of the
+    rotation it is scored against (its rotation_idx where that is one of the item's, else its place
+    in the list) — "Z", "AB", a letter with terminal escapes, "E" on a four-option item — as
+    "rotation K 'TEXT'" (JSON-quoted: control characters escaped); None when there is none.
+    Upstream's INVALID marker and a missing choice are answers the runner could not read, not this."""
+    n = len(item.rotations)
+    for pos, r in enumerate(rots):
+        if not isinstance(r, dict):
+            continue
+        c = r.get("choice")
+        if c.__class__ is not str or c == INVALID:
+            continue
+        idx = r.get("rotation_idx")
+        k = idx if isinstance(idx, int) and not isinstance(idx, bool) and 0 <= idx < n else pos
+        if k >= n:
+            continue  # an extra rotation: not scored (said by extra_rotations)
+        if letter(c) not in item.rotations[k].options:
+            return f"rotation {k} {json.dumps(c, ensure_ascii=False)[:40]}"
+    return None
 
 
 def completeness_problems(run: Run, bench: Benchmark, joiner: Joiner) -> list[RunProblem]:
