@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from dataclasses import replace
+from pathlib import Path
 
 from scorer.load.memeye import load_benchmark
 from scorer.load.runs import load_runs
@@ -23,6 +26,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def shown_from_here(finding: Finding, root: Path) -> Finding:
+    """The finding with its file as a path from where the command ran: a benchmark file's path
+    under the root (`dialog/X.json`) joined to the root as given, as the loader's own errors name it
+    (`bench/dialog/X.json:8:16`) and run files are named (their full path) — one form per output, a
+    path one can open. A `file` that names no file under the root (a task name) is left as it is."""
+    if not finding.file or os.path.isabs(finding.file):
+        return finding
+    path = root / finding.file
+    return replace(finding, file=str(path)) if path.exists() else finding
+
+
 def run(args: argparse.Namespace) -> int:
     unreadable: list[DataError] = []  # dialog and run files that cannot be read: findings; the rest is checked
     bench = load_benchmark(args.bench, allow_outside_root=args.allow_outside_root, problems=unreadable)
@@ -31,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
     skipped = len(unreadable) - n_bench
     findings = [Finding(err.file, err.location, ERROR, err.message) for err in unreadable]
     findings += validate(bench, runs, decode_media=not args.no_decode)
+    findings = [shown_from_here(f, bench.root) for f in findings]
     errors = sum(f.severity == ERROR for f in findings)
     notes = sum(f.severity == NOTE for f in findings)
     warnings = len(findings) - errors - notes

@@ -136,6 +136,13 @@ def stat_or_none(path: Path, follow: bool = True) -> os.stat_result | None:
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
+def jsonl_lines(data: bytes) -> list[bytes]:
+    """A JSON Lines file's lines, numbered from 1 by every reader alike: each ends at \\n, \\r\\n or a
+    bare \\r (bytes.splitlines), blank ones included (a reader skips them, keeping the numbers). A
+    file written with carriage returns alone had been one line of many rows to some readers."""
+    return data.splitlines() if b"\r" in data else data.split(b"\n")
+
+
 def read_regular(path: Path) -> bytes:
     """A regular file's bytes; a DataError naming the file for anything else (a folder, a FIFO or a
     device, which would block or never end, a symlink loop, a name too long): never read those."""

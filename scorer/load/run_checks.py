@@ -33,7 +33,7 @@ from scorer.metrics.scales import check_range, in_unit_interval, scale_text
 from scorer.model import Benchmark, Run, RunProblem
 from scorer.load.row_checks import SCORE_FIELDS
 from scorer.metrics.answers import letter
-from scorer.model.rows import INVALID, NON_TEXT_CHOICE, num, row_rotation_oddity, unjudgeable
+from scorer.model.rows import INVALID, NON_TEXT_CHOICE, num, placeable, row_rotation_oddity, unjudgeable
 
 SUMMARY_METRICS = ("em", "contains_gt", "f1", "bleu", "bleu_1", "bleu_2", "bert", "judge")  # as the runner sums
 SUMMARY_PARTS = ("overall", "by_x", "by_y", "by_cell")
@@ -134,23 +134,27 @@ def rotation_problems(run: Run, joiner: Joiner) -> list[RunProblem]:
 
 def _off_option_choice(rots: list, item) -> str | None:
     """The first text `choice` of a rotations list that is not one of the option letters of the
-    rotation it is scored against (its rotation_idx where that is one of the item's, else its place
-    in the list) — "Z", "AB", a letter with terminal escapes, "E" on a four-option item — as
-    "rotation K 'TEXT'" (JSON-quoted: control characters escaped); None when there is none.
-    Upstream's INVALID marker and a missing choice are answers the runner could not read, not this."""
+    rotation it is scored against, and not its answer letter either — "Z", "AB", a letter with
+    terminal escapes, "E" on a four-option item — as "rotation K 'TEXT'" (JSON-quoted: control
+    characters escaped); None when there is none. Choices are placed as scoring places them
+    (scorer.model.rows.choices_of_row: by rotation_idx where those place every entry, else in the
+    order logged; entries past the item's rotations are not scored). Upstream's INVALID marker and
+    a missing choice are answers the runner could not read, not this."""
     n = len(item.rotations)
-    for pos, r in enumerate(rots):
-        if not isinstance(r, dict):
-            continue
+    entries = [r if isinstance(r, dict) else {} for r in rots]  # a non-object keeps its place, as scored
+    idx = [r.get("rotation_idx") for r in entries]
+    by_idx = placeable(idx)
+    for pos, r in enumerate(entries):
         c = r.get("choice")
         if c.__class__ is not str or c == INVALID:
             continue
-        idx = r.get("rotation_idx")
-        k = idx if isinstance(idx, int) and not isinstance(idx, bool) and 0 <= idx < n else pos
+        k = idx[pos] if by_idx else pos
         if k >= n:
-            continue  # an extra rotation: not scored (said by extra_rotations)
-        if letter(c) not in item.rotations[k].options:
-            return f"rotation {k} {json.dumps(c, ensure_ascii=False)[:40]}"
+            continue  # not scored (extra_rotations / misplaced_rotations say so)
+        rot = item.rotations[k]
+        chosen = letter(c)
+        if chosen not in rot.options and chosen != letter(rot.answer):
+            return f"rotation {k} {json.dumps(c[:32], ensure_ascii=False)}"
     return None
 
 

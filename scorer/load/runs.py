@@ -16,7 +16,7 @@ from typing import Any, Iterable
 
 from scorer.errors import DataError
 from scorer.forked import gc_paused  # noqa: F401 (re-exported: the readers pause the collector)
-from scorer.load.jsonio import loads, read_json, read_regular, stat_or_none
+from scorer.load.jsonio import jsonl_lines, loads, read_json, read_regular, stat_or_none
 from scorer.load.row_checks import lenient_row, row_problems
 from scorer.load.tasks import resolve_task
 from scorer.model import Prediction, Run, RunProblem, frozen_map
@@ -92,7 +92,7 @@ def read_rows(path: Path, problems: list[RunProblem] | None = None) -> list[tupl
     missing, and a problem saying so is appended to `problems`."""
     data = read_regular(path)
     rows = []
-    for line_no, line in enumerate(data.splitlines(), start=1):
+    for line_no, line in enumerate(jsonl_lines(data), start=1):
         try:
             row = loads(line)
         except ValueError:

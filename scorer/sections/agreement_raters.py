@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
-from scorer.load.jsonio import loads
+from scorer.load.jsonio import jsonl_lines, loads
 from scorer.metrics.agreement import (
     JUDGE_LEVELS,
     fleiss_bootstrap_ci,
@@ -152,7 +152,7 @@ def _wanted_rows(data: bytes | Mapping[int, Mapping[str, Any]],
             if isinstance(row, Mapping):
                 yield lines[line_no], row
         return
-    for line_no, raw in enumerate(data.split(b"\n"), start=1):
+    for line_no, raw in enumerate(jsonl_lines(data), start=1):
         unit = lines.get(line_no)
         if unit is None:
             continue

@@ -100,7 +100,7 @@ def test_a_qa_list_written_twice_is_an_error_naming_the_key(demo_copy: Path) -> 
     proc = _validate(demo_copy)
     assert proc.returncode == 1, proc.stderr
     lines = [ln for ln in proc.stdout.splitlines() if "appears more than once" in ln]
-    assert lines == [f"dialog/{TASK}.json: error: key 'human-annotated QAs' appears more than once in the file's "
+    assert lines == [f"{f}: error: key 'human-annotated QAs' appears more than once in the file's "
                      "outermost object: every JSON reader keeps the last one and drops the others without a word "
                      "— keep one"], proc.stdout
 
@@ -120,3 +120,17 @@ def test_a_row_with_two_judge_keys_is_an_error_on_its_line(demo_copy: Path) -> N
                      "object: every JSON reader keeps the last one and drops the others without a word — keep one",
                      f"{pred}:2: error: key 'judge' appears more than once in the row: every JSON reader keeps the "
                      "last one and drops the others without a word — keep one"], proc.stdout
+
+
+def test_keys_the_readers_hold_as_one_are_a_repeat() -> None:
+    """Two keys that differ only in a lone surrogate are one key to the readers (orjson refuses the
+    line; the fallback parser reads each as U+FFFD and keeps the second value)."""
+    line = b'{"idx": 1, "judge\\ud800": 1.0, "judge\\udc00": 0.0}'
+    assert repeated_keys_by_line(line) == [(1, "", "judge\ufffd")]
+    assert repeated_keys(b'{"a\\ud800": 1, "b\\ud800": 2}') == []
+
+
+def test_lines_are_numbered_as_the_run_reader_numbers_them() -> None:
+    """A file whose lines end in a bare carriage return is read as several rows: so are its repeats."""
+    text = b'{"idx": 1, "judge": 1.0}\r{"idx": 2, "judge": 1.0, "judge": 0.0}\r'
+    assert repeated_keys_by_line(text) == [(2, "", "judge")]

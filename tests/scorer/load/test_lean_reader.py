@@ -63,6 +63,22 @@ def test_fast_and_general_paths_agree(tmp_path, variant):
         assert got.frame.loc[got.frame["mode"] == "open", "judge"].tolist() == [1.0, 0.5, 0.0, 0.25]
 
 
+@pytest.mark.parametrize("ending", [b"\r", b"\r\n", b"\r\n\r\n"])
+def test_lines_ending_in_carriage_returns_read_as_the_full_reader_reads_them(tmp_path, ending):
+    """A predictions file written with bare carriage returns (or CRLF, or blank CRLF lines between
+    rows) is the same rows, with the same line numbers, for both readers: `validate` (the full
+    reader) had called it clean while `score` refused it ("extra data")."""
+    root = write_labelled_bench(tmp_path / "b", "T", LABELS)
+    runs = tmp_path / "runs"
+    f = write_labelled_run(runs, "T", "gpt", "fc_v", "multimodal", "open",
+                           [open_row(i, j) for i, j in zip(range(1, 5), (1.0, 0.5, 0.0, 0.25))])
+    pred = f / "predictions.jsonl"
+    pred.write_bytes(pred.read_bytes().replace(b"\n", ending))
+    got = _same_as_full(root, runs)
+    step = 2 if ending == b"\r\n\r\n" else 1
+    assert got.frame["line"].tolist() == [1 + step * k for k in range(4)]
+
+
 def test_a_broken_line_is_still_named(tmp_path):
     from scorer.errors import DataError
 

@@ -17,8 +17,9 @@ from scorer.load.lean import _json_file, _split_lines
 
 
 def plain_split(data: bytes) -> tuple[list[int], list[bytes]]:
-    """The definition: every line that is not blank once stripped, as it is, with its 1-based number."""
-    kept = [(n, line) for n, line in enumerate(data.split(b"\n"), start=1) if line.strip()]
+    """The definition: every line that is not blank once stripped, as it is, with its 1-based number;
+    lines end at \\n, \\r\\n or a bare \\r, as the full reader (scorer.load.runs.read_rows) ends them."""
+    kept = [(n, line) for n, line in enumerate(data.splitlines(), start=1) if line.strip()]
     return [n for n, _ in kept], [line for _, line in kept]
 
 

@@ -55,3 +55,37 @@ def test_invalid_missing_and_padded_letters_are_not_flagged(tmp_path: Path) -> N
     root, _ = _demo_with_first_row(tmp_path, ["INVALID", None, " b "])
     proc = _validate(root)
     assert proc.returncode == 0 and proc.stdout == "", proc.stdout
+
+
+def _item_and_check():
+    from scorer.load.run_checks import _off_option_choice
+    from scorer.model import Rotation
+
+    class Item:  # the two fields the check reads
+        rotations = (Rotation({"A": "x", "B": "y"}, "A"), Rotation({"A": "x", "B": "y"}, "B"))
+
+    return Item, _off_option_choice
+
+
+def test_choices_are_placed_as_scoring_places_them() -> None:
+    """A repeated rotation_idx means the choices are scored in the order logged: the third entry is
+    past the item's two rotations and is not scored, so its "Z" is not this warning's (misplaced and
+    extra rotations are said by their own warnings); a non-object entry keeps its place."""
+    item, check = _item_and_check()
+    rots = [{"rotation_idx": 0, "choice": "A"}, {"rotation_idx": 1, "choice": "B"}, {"rotation_idx": 1, "choice": "Z"}]
+    assert check(rots, item) is None
+    assert check([{"rotation_idx": 5, "choice": "Z"}], item) is None  # placed at 5: not scored
+    assert check(["junk", {"choice": "Z"}], item) == 'rotation 1 "Z"'
+    assert check([{"rotation_idx": 1, "choice": "Z"}, {"rotation_idx": 0, "choice": "B"}], item) == 'rotation 1 "Z"'
+
+
+def test_a_choice_equal_to_an_unkeyed_answer_is_not_flagged() -> None:
+    """A rotation whose answer letter is not among its options (its own error): the choice of that
+    letter scores as right, so it is not called wrong here; a long choice is cut before quoting."""
+    from scorer.model import Rotation
+
+    item, check = _item_and_check()
+    item.rotations = (Rotation({"A": "x", "B": "y"}, "E"),)
+    assert check([{"rotation_idx": 0, "choice": "E"}], item) is None
+    shown = check([{"rotation_idx": 0, "choice": "\x1b" * 40}], item)
+    assert shown == "rotation 0 " + json.dumps("\x1b" * 32)

@@ -59,7 +59,7 @@ def test_each_breakage_gives_one_error_line(tmp_path: Path, name: str, capsys) -
     assert code == 1
     assert len(errors) == 1, out
     assert errors[0].endswith(expected), errors[0]
-    assert errors[0].startswith(f"dialog/{MINI_TASK}.json:")
+    assert errors[0].startswith(f"{root}/dialog/{MINI_TASK}.json:")  # a path from where it ran, as run files
 
 
 def test_clean_benchmark_exits_zero(tmp_path: Path, capsys) -> None:
@@ -167,7 +167,7 @@ def test_an_empty_part_of_a_dialog_file_is_named(tmp_path: Path, capsys, mutate,
     root = write_mini_bench(tmp_path / "b", mutate=mutate)
     main(["validate", str(root)])
     out = capsys.readouterr().out.strip().splitlines()
-    assert any(line.startswith(f"dialog/{MINI_TASK}.json") and expected in line for line in out), out
+    assert any(line.startswith(f"{root}/dialog/{MINI_TASK}.json") and expected in line for line in out), out
 
 
 def test_dialogues_not_a_list_is_refused(tmp_path: Path, capsys) -> None:
@@ -175,7 +175,8 @@ def test_dialogues_not_a_list_is_refused(tmp_path: Path, capsys) -> None:
     root = write_mini_bench(tmp_path / "b", mutate=lambda d: d["multi_session_dialogues"][0].__setitem__("dialogues", {}))
     assert main(["validate", str(root)]) == 1
     out = capsys.readouterr().out.strip().splitlines()
-    assert any(f"dialog/{MINI_TASK}.json:session D1: error: dialogues must be a list" in line for line in out), out
+    assert any(line.startswith(f"{root}/dialog/{MINI_TASK}.json:session D1: error: dialogues must be a list")
+               for line in out), out
 
 
 def test_a_benchmark_without_any_point_is_not_an_error_per_item(tmp_path: Path, capsys) -> None:

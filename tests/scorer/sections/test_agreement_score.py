@@ -428,3 +428,19 @@ def test_a_zero_width_bootstrap_ci_is_said_to_be_no_interval(tmp_path):
     assert "judge vs ann1" in warning and "n 4" in warning, warning
     md = (tmp_path / "out" / "report.md").read_text()
     assert "zero width" in md
+
+
+def test_judged_rows_in_a_file_ending_lines_in_carriage_returns_give_the_same_agreement(tmp_path):
+    """The judges' scores are read back from the file by line number (agreement_raters): a file whose
+    lines end in bare carriage returns is numbered as the readers number it (jsonio.jsonl_lines), so
+    the judge-vs-judge rows are those of the same file written with newlines."""
+    scores = planned_scores()
+    bench, runs = bench_and_runs(tmp_path, scores)
+    with panel_server(scores) as srv:
+        assert main(["judge", "--runs", str(runs), "--model", "judge-a", "--base-url", srv.url, "--out",
+                     str(tmp_path / "one"), "--cache", str(tmp_path / "c.sqlite"), *FAST]) == 0
+    want = by_key(score(bench, tmp_path / "one", tmp_path / "r1")["agreement"]["judge_vs_judge"])
+    (pred,) = (tmp_path / "one").rglob("predictions.jsonl")
+    pred.write_bytes(pred.read_bytes().replace(b"\n", b"\r"))
+    got = by_key(score(bench, tmp_path / "one", tmp_path / "r2")["agreement"]["judge_vs_judge"])
+    assert want and got == want
