@@ -270,14 +270,17 @@ def evidence_segment(rows: list, keep: list[int], names: RoundNames | None = Non
                 logged.append(None)  # clue rounds only: logged_lists reads none of its fields
                 continue
             if rt is not None and rt.seed_round_ids is None and rt.selected_round_ids is None:
-                lists.append(_ENCODER.encode(_Lists(None, None, None, None if d is None or d == null else d,
-                                                    None if e is None or e == null else e, rt)))
-                # logged_lists: no ranking (no seeds); delivered: the clue rounds of a clue-only run
-                hs = _DECODER.decode(e) if e is not None else None
-                if hs is None:
-                    hs = rt.history_source
-                clues = _DECODER.decode(d) if hs == "clue_only" and d is not None else None
-                logged.append((None, tuple(c for c in clues if isinstance(c, str)) if isinstance(clues, list) else None))
+                d = None if d is None or d == null else d
+                e = None if e is None or e == null else e
+                lists.append(_ENCODER.encode(_Lists(None, None, None, d, e, rt)))
+                # logged_lists: no ranking (no seeds); the delivered list as Prediction.delivered reads
+                # it from what the row has (no delivered or selected rounds: a clue-only run's clues)
+                ev = {"method_runtime": {"history_source": rt.history_source}}
+                if d is not None:
+                    ev["clue_rounds"] = _DECODER.decode(d)
+                if e is not None:
+                    ev["history_source"] = _DECODER.decode(e)
+                logged.append((None, delivered_of(ev, history_source_of(ev))))
                 continue
         # each list's JSON text, None where absent or null (inline: five calls a row were a tenth of this loop)
         ls = _Lists(None if (a := r.retrieved) is None or a == null else a,

@@ -21,6 +21,7 @@ from scorer.load.json_keys import repeated_keys, repeated_keys_by_line, repeated
 from scorer.load.jsonio import read_regular
 from scorer.load.memeye import QA_KEYS, legacy_answer_letter, relpath
 from scorer.load.run_checks import check_run
+from scorer.load.runs import PREDICTIONS
 from scorer.model import (
     CHAIN_CHALLENGES,
     CHAIN_MODALITIES,
@@ -345,9 +346,9 @@ def repeated_key_findings(bench: Benchmark, runs: Sequence[Run]) -> list[Finding
             if data is not None:
                 out += [Finding(str(run.folder / name), where, ERROR, repeated_text(where, key))
                         for where, key in repeated_keys(data)]
-        data = text(run.folder / "predictions.jsonl")
+        data = text(run.folder / PREDICTIONS)
         if data is not None:
-            out += [Finding(str(run.folder / "predictions.jsonl"), str(line), ERROR,
+            out += [Finding(str(run.folder / PREDICTIONS), str(line), ERROR,
                             repeated_text(where, key, "the row"))
                     for line, where, key in repeated_keys_by_line(data)]
     return out
