@@ -215,6 +215,7 @@ class _Entry(msgspec.Struct):
 
     round: str
     score: Any = None
+    recency_age: Any = None
 
 
 _ENTRIES = msgspec.json.Decoder(list[_Entry])
@@ -230,7 +231,7 @@ def _ranking_of_text(ev: Mapping[str, Any], text: Any) -> Any:
         entries = _ENTRIES.decode(text)
     except msgspec.ValidationError:
         return ranking_of({**ev, "retrieved": _DECODER.decode(text)})
-    return [e.round for e in entries], [e.score for e in entries]
+    return [e.round for e in entries], [e.score for e in entries], [e.recency_age for e in entries]
 
 
 def _logged_of(ev: Mapping[str, Any], retrieved: Any = None) -> Any:

@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from scorer.metrics.evidence import Y3, fact_modality, round_modalities
-from scorer.metrics.logged_lists import Logged, LoggedLists
+from scorer.metrics.logged_lists import Logged, LoggedLists, Ranking
 from scorer.model import Item, Task
 from scorer.model.labels import CHAIN_MODALITIES
 from scorer.model.rows import upstream_ranking
@@ -32,38 +32,42 @@ NO_RANK = np.iinfo(np.int64).max  # no stale round in the top K
 # ----------------------------------------------------------------------------------- parsing
 
 
-def ranking_of(row: Mapping[str, Any]) -> tuple[list[str], list[Any]] | None:
-    """scorer.model.rows.retrieved_of(row) as two lists, round ids and scores as logged (`scores_of`
-    reads them as that function does), without building a Retrieved per entry."""
+def ranking_of(row: Mapping[str, Any]) -> Ranking | None:
+    """scorer.model.rows.retrieved_of(row) as three lists, round ids, scores and recency ages as
+    logged (`scores_of` / `ages_of` read them as that function does), without building a Retrieved
+    per entry."""
     raw = row.get("retrieved")
     if isinstance(raw, list):
         return _explicit(raw)
-    return upstream_ranking(row.get("method_runtime"))
+    found = upstream_ranking(row.get("method_runtime"))
+    return None if found is None else (found[0], found[1], [None] * len(found[0]))  # upstream logs no age
 
 
-def _explicit(raw: list) -> tuple[list[str], list[Any]]:
+def _explicit(raw: list) -> Ranking:
     try:  # the usual log: one object per entry, each naming its `round` as text
         ids = [e["round"] for e in raw]  # a KeyError or TypeError otherwise
         "".join(ids)  # a TypeError unless every id is text
         if set(map(type, raw)) <= {dict}:  # (a list indexed by a string raises too; a str would not)
-            return ids, [e.get("score") for e in raw]
+            return ids, [e.get("score") for e in raw], [e.get("recency_age") for e in raw]
     except (KeyError, TypeError):
         pass
-    ids, scores = [], []
+    ids, scores, ages = [], [], []
     for entry in raw:  # scorer.model.rows._explicit_retrieved, entry by entry
         if isinstance(entry, str):
             ids.append(entry)
             scores.append(None)
+            ages.append(None)
         elif isinstance(entry, dict):
             rid = entry.get("round", entry.get("round_id"))
             if isinstance(rid, str):
                 ids.append(rid)
                 scores.append(entry.get("score"))
-    return ids, scores
+                ages.append(entry.get("recency_age"))
+    return ids, scores, ages
 
 
 def logged_lists(row: Mapping[str, Any], delivered: Callable[[], tuple[str, ...] | None],
-                 ranking: Callable[[], tuple[list[str], list[Any]] | None] | None = None) -> Logged | None:
+                 ranking: Callable[[], Ranking | None] | None = None) -> Logged | None:
     """What a row logged for the evidence arrays: (its ranking as ranking_of reads it, or None; its
     delivered list, `delivered()`, or None), or None when it has none of the fields either is read
     from (`delivered` gives the row's Prediction.delivered: called only where it can be logged;
@@ -99,6 +103,7 @@ class Codes:
             for s in task.sessions:
                 for r in s.rounds:
                     if r.round_id not in tbl:
+                        r = task.round(r.round_id)  # a round id twice in a task: the one Task reads (the last)
                         self._add(tbl, task, r.round_id, True, sess.setdefault(r.session_id, len(sess)), r.order)
         return tbl
 
@@ -178,6 +183,7 @@ class FlatEvidence:
     e_rank: np.ndarray
     e_code: np.ndarray
     e_score: np.ndarray  # NaN: none logged
+    e_age: np.ndarray  # recency age (scorer.metrics.logged_lists.ages_of: NaN none logged, +inf not finite)
     e_clue: np.ndarray
     e_fact: np.ndarray
     e_latest: np.ndarray
@@ -320,10 +326,10 @@ def flat_arrays(items: Sequence[tuple[Task, Item]], item_of: Sequence[int] | np.
     slot = row_slot
     slot_list = row_slot.tolist()
     # the ranking, deduplicated per row
-    e_score = logged.r_score
+    e_score, e_age = logged.r_score, logged.r_age
     if _repeats(e_row, e_code, nc):
         keep = _first_of_each(e_row, e_code, nc)
-        e_row, e_code, e_score = e_row[keep], e_code[keep], e_score[keep]
+        e_row, e_code, e_score, e_age = e_row[keep], e_code[keep], e_score[keep], e_age[keep]
     counts = np.bincount(e_row, minlength=n)
     starts = np.cumsum(counts) - counts
     idx = np.arange(len(e_row), dtype=np.int64)
@@ -370,7 +376,7 @@ def flat_arrays(items: Sequence[tuple[Task, Item]], item_of: Sequence[int] | np.
     return FlatEvidence(
         n=n, has_ret=has_ret, has_del=has_del, answerable=answerable, chain_len=per_slot[:, 0], n_clues=per_slot[:, 1],
         eligible=per_slot[:, 2].astype(bool), n_facts=per_slot[:, 3],
-        e_row=e_row, e_pos=e_pos, e_rank=e_rank, e_code=e_code, e_score=e_score, e_clue=e_clue,
+        e_row=e_row, e_pos=e_pos, e_rank=e_rank, e_code=e_code, e_score=e_score, e_age=e_age, e_clue=e_clue,
         e_fact=e_fact, e_latest=e_latest, e_stale=e_stale, d_row=d_row, d_code=d_code, d_fact=d_fact,
         f_row=np.asarray(f_row, dtype=np.int64), f_code=np.asarray(f_code, dtype=np.int64),
         f_modality=np.asarray(f_mod, dtype=np.int64), modality_names=list(names),

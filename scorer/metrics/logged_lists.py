@@ -11,6 +11,7 @@ Pure functions: no I/O, no printing; numpy only (the reader workers import this 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,16 +23,38 @@ from scorer.model.rows import num
 NAN = float("nan")
 _PLAIN = {float, int, bool, type(None)}  # numpy reads these as num() does (None as NaN)
 
-# (ranking as scorer.metrics.evidence_flat.ranking_of reads it, or None; delivered list, or None)
-Logged = tuple[tuple[list[str], list[Any]] | None, tuple[str, ...] | None]
+# A ranking as scorer.metrics.evidence_flat.ranking_of reads it: round ids, scores and recency
+# ages as logged (one of each per entry)
+Ranking = tuple[list[str], list[Any], list[Any]]
+# (ranking, or None; delivered list, or None)
+Logged = tuple[Ranking | None, tuple[str, ...] | None]
 
 
 def scores_of(logged: list) -> np.ndarray:
     """Logged scores as num() reads them, NaN where it gives None (a missing score ties with nothing,
     as None does in scorer.metrics.evidence.tie_ranks)."""
     if set(map(type, logged)) <= _PLAIN:
-        return np.asarray(logged, dtype=float)
+        try:
+            return np.asarray(logged, dtype=float)
+        except OverflowError:  # an integer past a float's range (num reads it as ±inf)
+            pass
     return np.asarray([NAN if (v := num(x)) is None else v for x in logged], dtype=float)
+
+
+def ages_of(logged: list) -> np.ndarray:
+    """Logged recency ages as num() reads them, in one float each: NaN where it gives None (no age:
+    the recency section may fill it in), +inf for a logged age that is not finite (NaN, ±inf: never
+    filled in, never re-ranked — the two read alike wherever an age is read)."""
+    if set(map(type, logged)) <= _PLAIN:
+        try:
+            out = np.asarray(logged, dtype=float)
+        except OverflowError:  # an integer past a float's range
+            out = None
+        if out is not None and int(np.isnan(out).sum()) == logged.count(None):  # (no NaN is logged in JSON)
+            out[np.isinf(out)] = np.inf
+            return out
+    vals = [num(x) for x in logged]
+    return np.asarray([NAN if v is None else v if math.isfinite(v) else math.inf for v in vals], dtype=float)
 
 
 class RoundNames:
@@ -63,7 +86,7 @@ class RoundNames:
 @dataclass
 class LoggedLists:
     """What n rows logged: row i's ranking is `r_len[i]` entries (`r_name`, `r_score`: scores_of of
-    the logged scores) and its delivered list `d_len[i]` entries (`d_name`), in the rows' order, each
+    the logged scores, `r_age`: ages_of of the logged recency ages) and its delivered list `d_len[i]` entries (`d_name`), in the rows' order, each
     list in its logged order; `has_rank[i]` / `has_del[i]`: row i logged that list (it may be empty).
     A name is an index into `names`; one round id may stand at several indices (rows read in
     different parts)."""
@@ -73,6 +96,7 @@ class LoggedLists:
     r_len: np.ndarray  # int64 (n,)
     r_name: np.ndarray  # int64 (Σ r_len,)
     r_score: np.ndarray  # float64 (Σ r_len,)
+    r_age: np.ndarray  # float64 (Σ r_len,)
     has_del: np.ndarray  # bool (n,)
     d_len: np.ndarray  # int64 (n,)
     d_name: np.ndarray  # int64 (Σ d_len,)
@@ -92,17 +116,19 @@ class LoggedLists:
         ranked, r_counts, delivered_at, d_counts = [], [], [], []  # the rows that logged each list, and its length
         r_ids: list[str] = []
         r_scores: list[Any] = []
+        r_ages: list[Any] = []
         d_ids: list[str] = []
         for i, lg in enumerate(logged):
             if lg is None:  # most rows: nothing logged (set once, by the zeros above)
                 continue
             ranking, delivered = lg
             if ranking is not None:
-                ids, scores = ranking
+                ids, scores, ages = ranking
                 ranked.append(i)
                 r_counts.append(len(ids))
                 r_ids += ids
                 r_scores += scores
+                r_ages += ages
             if delivered is not None:
                 delivered_at.append(i)
                 d_counts.append(len(delivered))
@@ -112,7 +138,7 @@ class LoggedLists:
         has_del[delivered_at] = True
         d_len[delivered_at] = d_counts
         return cls(names.names, has_rank, r_len, np.array(names.numbers(r_ids), dtype=np.int64), scores_of(r_scores),
-                   has_del, d_len, np.array(names.numbers(d_ids), dtype=np.int64))
+                   ages_of(r_ages), has_del, d_len, np.array(names.numbers(d_ids), dtype=np.int64))
 
     @classmethod
     def concat(cls, parts: Sequence[LoggedLists]) -> LoggedLists:
@@ -129,27 +155,27 @@ class LoggedLists:
         def cat(attr: str, shift: bool = False) -> np.ndarray:
             return np.concatenate([getattr(p, attr) + offset[id(p.names)] if shift else getattr(p, attr) for p in parts])
 
-        return cls(names, cat("has_rank"), cat("r_len"), cat("r_name", True), cat("r_score"), cat("has_del"),
-                   cat("d_len"), cat("d_name", True))
+        return cls(names, cat("has_rank"), cat("r_len"), cat("r_name", True), cat("r_score"), cat("r_age"),
+                   cat("has_del"), cat("d_len"), cat("d_name", True))
 
     def take(self, rows: Sequence[int] | np.ndarray) -> LoggedLists:
         """Rows `rows` (indices, in that order) of these."""
         rows = np.asarray(rows, dtype=np.int64)
         r_len, d_len = self.r_len[rows], self.d_len[rows]
-        r_at = _ragged(_starts(self.r_len)[rows], r_len)
-        d_at = _ragged(_starts(self.d_len)[rows], d_len)
+        r_at = ragged(run_starts(self.r_len)[rows], r_len)
+        d_at = ragged(run_starts(self.d_len)[rows], d_len)
         return LoggedLists(self.names, self.has_rank[rows], r_len, self.r_name[r_at], self.r_score[r_at],
-                           self.has_del[rows], d_len, self.d_name[d_at])
+                           self.r_age[r_at], self.has_del[rows], d_len, self.d_name[d_at])
 
-    def as_rows(self) -> list[tuple[tuple[list[str], list[float]] | None, tuple[str, ...] | None]]:
-        """Each row's (ranking as (ids, scores), delivered ids), None for a list it did not log:
-        the arrays read back, to compare with what rows logged."""
+    def as_rows(self) -> list[tuple[tuple[list[str], list[float], list[float]] | None, tuple[str, ...] | None]]:
+        """Each row's (ranking as (ids, scores, ages), delivered ids), None for a list it did not
+        log: the arrays read back, to compare with what rows logged."""
         out = []
         names, r_at, d_at = self.names, 0, 0
         for has_r, n_r, has_d, n_d in zip(self.has_rank.tolist(), self.r_len.tolist(), self.has_del.tolist(),
                                           self.d_len.tolist()):
             ranking = ([names[k] for k in self.r_name[r_at:r_at + n_r].tolist()],
-                       self.r_score[r_at:r_at + n_r].tolist()) if has_r else None
+                       self.r_score[r_at:r_at + n_r].tolist(), self.r_age[r_at:r_at + n_r].tolist()) if has_r else None
             delivered = tuple(names[k] for k in self.d_name[d_at:d_at + n_d].tolist()) if has_d else None
             out.append((ranking, delivered))
             r_at += n_r
@@ -157,12 +183,12 @@ class LoggedLists:
         return out
 
 
-def _starts(lengths: np.ndarray) -> np.ndarray:
+def run_starts(lengths: np.ndarray) -> np.ndarray:
     """Where each run of `lengths` starts in their concatenation."""
     return np.cumsum(lengths) - lengths
 
 
-def _ragged(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def ragged(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """The indices starts[i] … starts[i] + lengths[i] − 1 of every i, in order."""
     total = int(lengths.sum())
-    return np.arange(total, dtype=np.int64) + np.repeat(starts - _starts(lengths), lengths)
+    return np.arange(total, dtype=np.int64) + np.repeat(starts - run_starts(lengths), lengths)

@@ -33,14 +33,19 @@ BASELINE_ALPHA = 1.0
 RECENCY_METRICS = ("latest_clue_recall", "latest_miss", "stale_dominance", "rank_inversion")
 
 
+# Why a pool cannot be re-ranked, first that holds (the report's `not_reranked` reasons)
+EMPTY_POOL, NO_SCORE, NO_AGE = "empty candidate pool", "no similarity score", "no recency age"
+NOT_RERANKED = (EMPTY_POOL, NO_SCORE, NO_AGE)
+
+
 def missing_inputs(entries: Sequence[Retrieved]) -> str | None:
     """Why a pool cannot be re-ranked, or None when it can."""
     if not entries:
-        return "empty candidate pool"
+        return EMPTY_POOL
     if any(e.score is None or not math.isfinite(e.score) for e in entries):
-        return "no similarity score"
+        return NO_SCORE
     if any(e.recency_age is None or not math.isfinite(e.recency_age) for e in entries):
-        return "no recency age"
+        return NO_AGE
     return None
 
 
@@ -92,6 +97,45 @@ class RecencyRow:
     n_clusters: int | None = None
 
 
+@dataclass(frozen=True)
+class Pools:
+    """The candidate pools of several cases as flat arrays: case i's entries are the next size[i]
+    entries, in pool order (deduplicated; every entry with a finite score and age), each with its
+    similarity, its recency age, and whether it is the case's latest clue or a stale round (never
+    both)."""
+
+    size: np.ndarray  # int64, entries per case
+    rank: np.ndarray  # int64, each entry's logged rank (breaks equal mixed scores; then pool order)
+    sim: np.ndarray  # float64
+    age: np.ndarray  # float64
+    latest: np.ndarray  # bool
+    stale: np.ndarray  # bool
+    clusters: Sequence[Hashable]  # one per case
+
+    @property
+    def n(self) -> int:
+        return len(self.size)
+
+    @classmethod
+    def of_cases(cls, cases: Sequence[RecencyCase]) -> Pools:
+        pools = [dedupe(c.pool) for c in cases]
+        for pool in pools:
+            why = missing_inputs(pool)
+            if why:
+                raise ValueError(f"cannot re-rank: {why}")
+        n = sum(map(len, pools))
+        entries = [e for p in pools for e in p]
+        return cls(
+            size=np.fromiter((len(p) for p in pools), dtype=np.int64, count=len(pools)),
+            rank=np.fromiter((e.rank for e in entries), dtype=np.int64, count=n),
+            sim=np.fromiter((e.score for e in entries), dtype=float, count=n),
+            age=np.fromiter((e.recency_age for e in entries), dtype=float, count=n),
+            latest=np.fromiter((e.round_id == c.latest for c, p in zip(cases, pools) for e in p), dtype=bool, count=n),
+            stale=np.fromiter((e.round_id in c.stale and e.round_id != c.latest for c, p in zip(cases, pools) for e in p),
+                              dtype=bool, count=n),
+            clusters=[c.cluster for c in cases])
+
+
 def recency_counterfactual(
     cases: Sequence[RecencyCase],
     k: int,
@@ -107,7 +151,7 @@ def recency_counterfactual(
 
 
 def recency_counterfactuals(
-    groups: Sequence[Sequence[RecencyCase]],
+    groups: Sequence[Sequence[RecencyCase] | Pools],
     k: int,
     alphas: Sequence[float] = DEFAULT_ALPHAS,
     lam: float = DEFAULT_LAMBDA,
@@ -115,15 +159,17 @@ def recency_counterfactuals(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> list[list[RecencyRow]]:
-    """recency_counterfactual of every group of cases (e.g. one per run), each group's rows equal
-    to its own call's: every paired CI of every group comes from one paired_diff_cis call, which
-    shares the draws of all those with as many items (or clusters)."""
+    """recency_counterfactual of every group of cases (e.g. one per run; a group given as its
+    cases, or as their Pools), each group's rows equal to its own call's: every paired CI of every
+    group comes from one paired_diff_cis call, which shares the draws of all those with as many
+    items (or clusters)."""
     alphas = list(dict.fromkeys([BASELINE_ALPHA, *alphas]))  # the baseline always first
     compared = [(a, m) for a in alphas if a != BASELINE_ALPHA for m in RECENCY_METRICS]
     values, pairs = [], []
-    for cases in groups:
-        v = recency_values(cases, k, alphas, lam)
-        clusters = [c.cluster for c in cases] if clustered else None
+    for group in groups:
+        pools = group if isinstance(group, Pools) else _pools_of(group)
+        v = pool_values(pools, k, alphas, lam)
+        clusters = list(pools.clusters) if clustered else None
         values.append((v, clusters))
         pairs += [(v[a][m], v[BASELINE_ALPHA][m], clusters) for a, m in compared]
     cis = iter(paired_diff_cis(pairs, resamples=resamples, seed=seed))
@@ -145,6 +191,12 @@ def recency_counterfactuals(
     return out
 
 
+def _pools_of(cases: Sequence[RecencyCase]) -> Pools:
+    if any(not c.clues for c in cases):
+        raise ValueError("an item needs at least one gold clue to be diagnosed")
+    return Pools.of_cases(cases)
+
+
 def recency_values(
     cases: Sequence[RecencyCase],
     k: int,
@@ -152,42 +204,47 @@ def recency_values(
     lam: float = DEFAULT_LAMBDA,
 ) -> dict[float, dict[str, np.ndarray]]:
     """α → metric → one value per case: what diagnose_at(case, α, k, λ).value(metric) gives (equal,
-    tested), for every case and α at once. The mixed scores are the same floating-point operations
-    as recency_score's (exp from math, as there), the pools sorted by (case, −score, original
-    rank) in one stable lexsort, tie ranks and top-K taken per case from the sorted order."""
+    tested), for every case and α at once (pool_values of the cases' pools)."""
+    _check(k, alphas)
+    return pool_values(_pools_of(cases), k, alphas, lam)
+
+
+def _check(k: int, alphas: Sequence[float]) -> None:
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
     for a in alphas:
         if not 0.0 <= a <= 1.0:
             raise ValueError(f"alpha must be in [0, 1], got {a}")
-    if any(not c.clues for c in cases):
-        raise ValueError("an item needs at least one gold clue to be diagnosed")
-    pools = [dedupe(c.pool) for c in cases]
-    for pool in pools:
-        why = missing_inputs(pool)
-        if why:
-            raise ValueError(f"cannot re-rank: {why}")
-    n_cases = len(cases)
-    sizes = np.fromiter((len(p) for p in pools), dtype=np.int64, count=n_cases)
+
+
+def pool_values(
+    pools: Pools,
+    k: int,
+    alphas: Sequence[float] = DEFAULT_ALPHAS,
+    lam: float = DEFAULT_LAMBDA,
+) -> dict[float, dict[str, np.ndarray]]:
+    """recency_values of cases given as their Pools. The mixed scores are the same floating-point
+    operations as recency_score's (exp from math, as there), the pools sorted by (case, −score,
+    logged rank) in one stable lexsort, tie ranks and top-K taken per case from the sorted order."""
+    _check(k, alphas)
+    n_cases = pools.n
+    sizes = pools.size
+    n = int(sizes.sum())
     case = np.repeat(np.arange(n_cases), sizes)
     start = np.concatenate([[0], np.cumsum(sizes)[:-1]]) if n_cases else np.zeros(0, dtype=np.int64)
-    entries = [e for p in pools for e in p]
-    sim = np.fromiter((e.score for e in entries), dtype=float, count=len(entries))
-    decay = np.fromiter((math.exp(-lam * e.recency_age) for e in entries), dtype=float, count=len(entries))
-    orig = np.fromiter((e.rank for e in entries), dtype=np.int64, count=len(entries))
-    latest = np.fromiter((e.round_id == c.latest for c, p in zip(cases, pools) for e in p), dtype=bool,
-                         count=len(entries))
-    stale = np.fromiter((e.round_id in c.stale and e.round_id != c.latest for c, p in zip(cases, pools) for e in p),
-                        dtype=bool, count=len(entries))
+    sim = pools.sim
+    decay = np.fromiter((math.exp(-lam * a) for a in pools.age.tolist()), dtype=float, count=n)
+    orig = pools.rank
+    latest, stale = pools.latest, pools.stale
     out = {}
     for a in alphas:
         score = a * sim + (1.0 - a) * decay
         order = np.lexsort((orig, -score, case))  # stable: equal keys keep the pool order, as rerank
         s, c = score[order], case[order]
-        pos = np.arange(len(entries)) - start[c]  # 0-based position in the re-ranked pool
-        new = np.ones(len(entries), dtype=bool)
+        pos = np.arange(n) - start[c]  # 0-based position in the re-ranked pool
+        new = np.ones(n, dtype=bool)
         new[1:] = (s[1:] != s[:-1]) | (c[1:] != c[:-1])  # tie_ranks: equal to the previous shares its rank
-        rank = np.maximum.accumulate(np.where(new, np.arange(len(entries)), 0)) - start[c] + 1
+        rank = np.maximum.accumulate(np.where(new, np.arange(n), 0)) - start[c] + 1
         top = pos < k
         lat, st = latest[order] & top, stale[order] & top
         latest_rank = np.full(n_cases, np.inf)

@@ -12,23 +12,14 @@ ci_low, ci_high, n_clusters}], "not_reranked": [{backbone, method, display, mode
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Sequence
+from collections import Counter
 
 from scorer.errors import UserError
-from scorer.metrics.evidence import dedupe, temporal_eligible
-from scorer.metrics.recency import (
-    DEFAULT_ALPHAS,
-    DEFAULT_LAMBDA,
-    RECENCY_METRICS,
-    RecencyCase,
-    missing_inputs,
-    recency_counterfactuals,
-)
-from scorer.model import Retrieved, Task
+from scorer.metrics.recency import DEFAULT_ALPHAS, DEFAULT_LAMBDA, RECENCY_METRICS, recency_counterfactuals
+from scorer.metrics.recency_flat import AGE_SOURCES, RERANKABLE, pools_of, recency_rows
 from scorer.sections import evidence_records
 from scorer.sections.base import ScoreContext, SectionResult
-from scorer.sections.evidence_records import Record, by_group, collect, group_fields
+from scorer.sections.evidence_records import by_group, collect, group_fields
 from scorer.sections.evidence_tables import FOLD_NOTE, bootstrap_note, fold_modes, method_order, titled
 from scorer.sections.registry import name_of
 
@@ -51,59 +42,9 @@ def options(ctx: ScoreContext) -> tuple[tuple[float, ...], float, str]:
     if any(not 0 <= a <= 1 for a in alphas) or lam < 0:
         raise UserError("recency options: every alpha must be in [0, 1] and lambda >= 0")
     source = str(extra.get("recency_age_source", "logged"))
-    if source not in ("logged", "dialogue"):
+    if source not in AGE_SOURCES:
         raise UserError("recency_age_source must be 'logged' or 'dialogue'")
     return alphas, lam, source
-
-
-def with_dialogue_ages(task: Task, pool: Sequence[Retrieved]) -> tuple[Retrieved, ...]:
-    """Fill missing ages with the round distance to the question (asked after the last round)."""
-    end = len(task.rounds)
-    out = []
-    for e in pool:
-        order = task.order_of(e.round_id)
-        out.append(e if e.recency_age is not None or order is None else replace(e, recency_age=float(end - order)))
-    return tuple(out)
-
-
-def cases_of(records: Sequence[Record], age_source: str,
-             facts: dict | None = None) -> tuple[list[RecencyCase], dict[str, int]]:
-    """The re-rankable cases of one group's records and why the others were left out. `facts`: a
-    dict shared by the calls of one report (the same items recur in every run): per item, whether
-    it is eligible, its clue chain and which rounds are stale, each computed once."""
-    cases, skipped = [], {}
-    facts = {} if facts is None else facts
-    for r in records:
-        item = r.item
-        known = facts.get(id(item))
-        if known is None or known[0] is not item:  # the item is held, so its id cannot be reused
-            eligible = item.answerable and temporal_eligible(r.task, item)
-            chain = r.task.clue_chain(item) if eligible else ()
-            known = (item, eligible, tuple(c.round_id for c in chain), chain[-1].round_id if chain else None, {})
-            facts[id(item)] = known
-        _, eligible, clues, latest, stale_of = known
-        if not eligible:
-            continue
-        retrieved = r.prediction.retrieved  # parsed for eligible rows only
-        if retrieved is None:
-            continue
-        pool = dedupe(retrieved)
-        if age_source == "dialogue":
-            pool = with_dialogue_ages(r.task, pool)
-        why = missing_inputs(pool)
-        if why:
-            skipped[why] = skipped.get(why, 0) + 1
-            continue
-        stale = []
-        for e in pool:
-            rid = e.round_id
-            hit = stale_of.get(rid)
-            if hit is None:
-                hit = stale_of[rid] = r.task.is_stale(item, rid)
-            if hit:
-                stale.append(rid)
-        cases.append(RecencyCase(pool, clues, latest, frozenset(stale), r.cluster))
-    return cases, skipped
 
 
 def build(ctx: ScoreContext) -> SectionResult:
@@ -111,24 +52,26 @@ def build(ctx: ScoreContext) -> SectionResult:
     k, o = ctx.options.k, ctx.options
     records, _ = collect(ctx)
     mirrored = evidence_records.mirrored(ctx)
-    logged = evidence_records.flat(ctx).has_ret  # per record: it logged a ranking (parsed once, shared)
+    fe = evidence_records.flat(ctx)  # row i = record i: every logged ranking, parsed once, shared
+    cases = recency_rows(fe, age_source)
     group_rows = evidence_records.group_rows(ctx)
     rows, skipped_rows, reranked = [], [], []
-    facts: dict = {}  # per item, shared by every group's cases_of
     for g, recs in by_group(records).items():
-        if not logged[group_rows[g]].any():
+        at = group_rows[g]  # the group's record indices, in record order
+        if not fe.has_ret[at].any():
             continue
         fields = group_fields(recs)
-        cases, skipped = cases_of(recs, age_source, facts)
-        for why, n in sorted(skipped.items()):
-            skipped_rows.append({**fields, "reason": why, "items": n, "reranked": len(cases)})
-        if cases:
-            reranked.append((fields, cases))
+        why = cases.why[at]
+        ok = at[why == RERANKABLE]
+        for why_text, n in sorted(Counter(cases.reason(c) for c in why[why > RERANKABLE].tolist()).items()):
+            skipped_rows.append({**fields, "reason": why_text, "items": n, "reranked": len(ok)})
+        if len(ok):
+            reranked.append((fields, pools_of(fe, cases, ok, [records[i].cluster for i in ok.tolist()])))
     # every group's CIs in one call: those over as many items share one drawing
-    results = recency_counterfactuals([cases for _, cases in reranked], k, alphas, lam, o.clustered,
+    results = recency_counterfactuals([pools for _, pools in reranked], k, alphas, lam, o.clustered,
                                       o.resamples, o.seed)
-    for (fields, _), group_rows in zip(reranked, results):
-        for row in group_rows:
+    for (fields, _), group_result in zip(reranked, results):
+        for row in group_result:
             rows.append({**fields, "alpha": row.alpha, "lambda": lam, "metric": row.metric, "k": k,
                          "value": row.value, "n": row.n, "delta": row.delta, "ci_low": row.ci_low,
                          "ci_high": row.ci_high, "n_clusters": row.n_clusters})

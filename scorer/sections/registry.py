@@ -29,7 +29,7 @@ class Section:
     title: str  # the heading renderers give it
     raw: bool = False  # reads the raw upstream rows (ctx.runs[i].predictions): runs need the full reader
     evidence: bool = False  # reads the joined records (evidence_records.collect): the lean reader keeps their fields
-    cost: int = 1  # relative run time at MemEye scale: heavier sections start first in parallel
+    cost: int = 1  # relative run time (about 10 ms a unit at MemEye and MOSAIC scale): heavier sections start first in parallel
     required: bool = False  # report.json always has it (DESIGN §6), as {"value": null, "reason": …} if absent
 
     def load(self) -> ModuleType:
@@ -47,26 +47,26 @@ class Section:
 _S = "scorer.sections."
 # In report order.
 SECTIONS: tuple[Section, ...] = (
-    Section("matrix", _S + "matrix", "Evaluation matrix", cost=3, required=True),
-    Section("position_bias", _S + "position", "MCQ position bias"),
-    Section("agreement", _S + "agreement", "Agreement", cost=5, required=True),
-    Section("oracle", _S + "oracle", "Human oracle accuracy", required=True),
-    Section("bootstrap", _S + "bootstrap", "Paired comparisons", cost=8),
-    Section("caption_proof", _S + "caption_proof", "Caption-proof gain", cost=7),
-    Section("evidence", _S + "evidence", "Evidence diagnostics", evidence=True, required=True),  # retrieved, delivered
-    Section("evidence_curve", _S + "evidence_curve", "Recall@K curve", evidence=True),  # ranked retrieved lists
-    Section("recency", _S + "recency", "Recency counterfactual", evidence=True, cost=4),  # ranked lists, re-ranked
-    Section("delivery", _S + "delivery", "Delivery and chains", evidence=True),  # retrieved, delivered
-    Section("abstention", _S + "abstention", "Abstention", evidence=True, required=True, cost=3),  # each rotation's choice
-    Section("oracle_evidence", _S + "oracle_evidence", "Oracle-evidence validation"),
-    Section("gates", _S + "gates", "Validation gates", evidence=True),  # per-rotation results
+    Section("matrix", _S + "matrix", "Evaluation matrix", cost=12, required=True),
+    Section("position_bias", _S + "position", "MCQ position bias", cost=3),
+    Section("agreement", _S + "agreement", "Agreement", cost=6, required=True),
+    Section("oracle", _S + "oracle", "Human oracle accuracy", required=True, cost=1),
+    Section("bootstrap", _S + "bootstrap", "Paired comparisons", cost=1),
+    Section("caption_proof", _S + "caption_proof", "Caption-proof gain", cost=30),
+    Section("evidence", _S + "evidence", "Evidence diagnostics", evidence=True, required=True, cost=10),  # retrieved, delivered
+    Section("evidence_curve", _S + "evidence_curve", "Recall@K curve", evidence=True, cost=2),  # ranked retrieved lists
+    Section("recency", _S + "recency", "Recency counterfactual", evidence=True, cost=7),  # ranked lists, re-ranked
+    Section("delivery", _S + "delivery", "Delivery and chains", evidence=True, cost=20),  # retrieved, delivered
+    Section("abstention", _S + "abstention", "Abstention", evidence=True, required=True, cost=30),  # each rotation's choice
+    Section("oracle_evidence", _S + "oracle_evidence", "Oracle-evidence validation", cost=5),
+    Section("gates", _S + "gates", "Validation gates", evidence=True, cost=2),  # per-rotation results
     # MOSAIC's paired diagnosis (runs' declared conditions; the joined records' retrieved and delivered for Chain)
     Section("mosaic_ladder", _S + "mosaic_ladder", "MOSAIC ladder: write → retrieve → deliver → read", evidence=True,
-            cost=2),
-    Section("mosaic_strata", _S + "mosaic_strata", "MOSAIC drops by modality and challenge", evidence=True, cost=3),
-    Section("mosaic_sweep", _S + "mosaic_sweep", "MOSAIC delivery-budget sweep", evidence=True),
-    Section("mosaic_carriers", _S + "mosaic_carriers", "MOSAIC carrier interventions", evidence=True, cost=2),
-    Section("mosaic_composition", _S + "mosaic_composition", "MOSAIC benchmark composition"),
+            cost=50),
+    Section("mosaic_strata", _S + "mosaic_strata", "MOSAIC drops by modality and challenge", evidence=True, cost=25),
+    Section("mosaic_sweep", _S + "mosaic_sweep", "MOSAIC delivery-budget sweep", evidence=True, cost=7),
+    Section("mosaic_carriers", _S + "mosaic_carriers", "MOSAIC carrier interventions", evidence=True, cost=9),
+    Section("mosaic_composition", _S + "mosaic_composition", "MOSAIC benchmark composition", cost=1),
 )
 NAMES: tuple[str, ...] = tuple(s.name for s in SECTIONS)
 REQUIRED: tuple[str, ...] = tuple(s.name for s in SECTIONS if s.required)

@@ -3,6 +3,8 @@ the general path, and rows the fast schema does not fit fall back to the general
 
 from __future__ import annotations
 
+import math
+
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -162,7 +164,7 @@ def test_evidence_rows_read_as_json_are_the_rows_evidence_dicts(tmp_path):
     from scorer.load.joined_rows import (EVIDENCE_FIELDS, ROTATION_FIELDS, RUNTIME_FIELDS, EvidenceRows, LazyRow,
                                          evidence_segment)
     from scorer.metrics.evidence_flat import logged_lists
-    from scorer.metrics.logged_lists import LoggedLists, RoundNames, scores_of
+    from scorer.metrics.logged_lists import LoggedLists, RoundNames, ages_of, scores_of
     from scorer.model import Prediction
 
     # The reference: every field parsed (no JSON text kept), the dict built field by field.
@@ -217,6 +219,13 @@ def test_evidence_rows_read_as_json_are_the_rows_evidence_dicts(tmp_path):
         {"idx": 19, "mode": "open", "clue_rounds": [ "D2:1" ,  "D2:2" ]},
         {"idx": 20, "mode": "open", "method_runtime": {"selected_round_ids": ["D2:2"], "history_source": "clue_only"},
          "clue_rounds": ["D2:1"]},
+        # recency ages and scores of every kind, in the usual log (read in C) and not (a text entry)
+        {"idx": 21, "mode": "open", "retrieved": [
+            {"round": f"D3:{i}", "score": s, "recency_age": a} for i, (s, a) in enumerate(
+                [(0.5, 3), (10 ** 400, 2.5), ("0.25", "nan"), (None, "inf"), (True, True), (1, "3"), (2, 10 ** 400),
+                 (-(10 ** 400), None), (0.1, "x"), (0.2, -(10 ** 400))], start=1)]},
+        {"idx": 22, "mode": "open", "retrieved": ["D1:1", {"round": "D1:2", "score": 10 ** 400, "recency_age": "nan"},
+                                                 {"round_id": "D1:3", "recency_age": 4}]},
     ]
     body = b"[" + b",".join(json.dumps(r).encode() for r in rows) + b"]"
     decoded = lean._EV_ROWS.decode(body)
@@ -242,22 +251,28 @@ def test_evidence_rows_read_as_json_are_the_rows_evidence_dicts(tmp_path):
         p = Prediction("T", "open", 1, 1, w)
         return logged_lists(w, lambda: p.delivered)
 
-    def readable(ranking, delivered):  # scores as scores_of reads them, NaN as None
+    def readable(ranking, delivered, read=False):  # scores and ages as scores_of / ages_of read them, NaN as None
         if ranking is not None:
-            ranking = (list(ranking[0]), [None if v != v else v for v in scores_of(list(ranking[1])).tolist()])
+            ages = list(ranking[2]) if read else ages_of(list(ranking[2])).tolist()  # (as_rows: read already)
+            ranking = (list(ranking[0]), [None if v != v else v for v in scores_of(list(ranking[1])).tolist()],
+                       [None if v != v else v for v in ages])
         return ranking, None if delivered is None else tuple(delivered)
 
-    logged = [readable(*lg) for lg in evidence.logged().as_rows()]
+    logged = [readable(*lg, read=True) for lg in evidence.logged().as_rows()]
     assert logged == [readable(*(reference(w) or (None, None))) for w in expected]
     assert len(evidence.logged().names) == len(set(evidence.logged().names))  # each id once: one numbering
     # row 3 names fields logged_lists reads, but neither is a list: it logged none, as rows 2, 4 and 11
     assert [lg != (None, None) for lg in logged] == [True, True, False, False, False, True, True, True, True, True,
                                                      True, False, True, True, False, False, False, False, False,
-                                                     False, True]
-    assert logged[6] == ((["D1:1", "D1:2", "D1:1"], [0.9, None, 0.1]), ("D1:1", "D1:2"))
-    assert logged[7] == ((["D1:1", "D1:2"], [None, 1.0]), None)
-    assert logged[8] == ((["D3:1", "D3:2"], [2.0, None]), None)  # the upstream log: `retrieved` is no list
-    assert logged[9] == (([], []), ("D2:1",)) and logged[10] == (None, ("D2:1",))
+                                                     False, True, True, True]
+    assert logged[6] == ((["D1:1", "D1:2", "D1:1"], [0.9, None, 0.1], [None] * 3), ("D1:1", "D1:2"))
+    assert logged[7] == ((["D1:1", "D1:2"], [None, 1.0], [None] * 2), None)
+    assert logged[8] == ((["D3:1", "D3:2"], [2.0, None], [None] * 2), None)  # the upstream log: `retrieved` is no list
+    assert logged[9] == (([], [], []), ("D2:1",)) and logged[10] == (None, ("D2:1",))
+    inf = math.inf  # a logged age that is no finite number reads +inf (never filled in), an unreadable one None
+    assert logged[21][0][1:] == ([0.5, inf, 0.25, None, 1.0, 1.0, 2.0, -inf, 0.1, 0.2],
+                                 [3.0, 2.5, inf, inf, 1.0, 3.0, inf, None, None, inf])
+    assert logged[22][0] == (["D1:1", "D1:2", "D1:3"], [None, inf, None], [None, inf, 4.0])
     assert logged[12] == (None, ("D2:1", "D2:2")) and logged[13] == (None, ("D2:3",))  # the row's own source first
     assert logged[20] == (None, ("D2:2",))  # what the run selected, not the clue rounds
 

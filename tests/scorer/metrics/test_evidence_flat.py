@@ -15,7 +15,7 @@ import pytest
 from scorer.metrics.evidence import (RETRIEVAL_METRICS, TEMPORAL_METRICS, clue_positions, dedupe, item_diagnosis,
                                      item_evidence, recall_curve, recall_from_hits, round_modalities)
 from scorer.metrics.evidence_flat import flat_evidence, ranking_of
-from scorer.metrics.logged_lists import scores_of
+from scorer.metrics.logged_lists import ages_of, scores_of
 from scorer.metrics.evidence_at_k import at_k, clue_hits
 from scorer.model import ChainFact, Item, Prediction, Task
 from scorer.model.labels import CHAIN_MODALITIES
@@ -46,6 +46,11 @@ RANKINGS = [
     [{"round": "D1:2", "score": float("nan")}, {"round": "D1:1", "score": float("nan")}, {"round": "D2:2"}],
     [{"round": "D1:2", "score": 0.3}, {"round": "D2:2", "score": 0.6}, {"round": "D3:1", "score": 0.6},
      {"round": "D1:1", "score": 0.2}, {"round": "D2:1", "score": 0.6}],  # not sorted by score
+    # recency ages of every kind, a repeated round with another age (the first is kept)
+    [{"round": "D1:2", "score": 0.3, "recency_age": 4}, {"round": "D2:2", "score": 0.6, "recency_age": "2.5"},
+     {"round": "D1:2", "score": 0.1, "recency_age": 9}, {"round": "D3:1", "recency_age": float("nan")},
+     {"round": "D1:1", "recency_age": "inf"}, {"round": "D2:1", "recency_age": True}, "D1:3",
+     {"round": "D3:2", "recency_age": 10 ** 400, "score": 10 ** 400}, {"round": "D9:1", "recency_age": "old"}],
 ]
 DELIVERED = [None, [], ["D2:2", "D2:2", "D1:1"], ["D3:1", "D9:1", "D1:2"], ["D1:1", 3, "D2:2", "D2:1"]]
 
@@ -82,6 +87,9 @@ def _compare(rows: list[tuple[Task, Item, Prediction]], k: int) -> int:
         mine = fe.e_row == i
         assert [names[c] for c in fe.e_code[mine]] == [e.round_id for e in pool], where
         assert fe.e_rank[mine].tolist() == ev.ranks, where
+        assert [None if v != v else v for v in fe.e_age[mine].tolist()] == [
+            None if e.recency_age is None else e.recency_age if math.isfinite(e.recency_age) else math.inf
+            for e in pool], where
         assert bool(a.valid[i]) == (d is not None), where
         for m in (*RETRIEVAL_METRICS, *TEMPORAL_METRICS):
             want = None if d is None else d.value(m)
@@ -137,6 +145,24 @@ def test_flat_values_equal_the_one_item_definitions_on_hand_made_rows(k):
     assert _compare(rows, k) == len(rows)
 
 
+@pytest.mark.parametrize("k", [1, 3, 10])
+def test_flat_values_on_a_task_that_names_a_round_twice(k):
+    """A round id twice in a task (`validate` calls it an error; `score` goes on): the flat values
+    read each round as scorer.model.Task does (the later one), as the one-item definitions do.
+    D1:2 comes back in session D3, after the latest clue D2:2: no longer stale."""
+    from dataclasses import replace
+
+    from scorer.model import Task
+
+    sessions = list(E.make_sessions())
+    d3 = sessions[2]
+    sessions[2] = replace(d3, rounds=(replace(d3.rounds[0], round_id="D1:2"), *d3.rounds[1:]))
+    task = Task(E.TASK, tuple(sessions), tuple(ITEMS))
+    assert not task.is_stale(Y3, "D1:2") and TASK.is_stale(Y3, "D1:2")
+    rows = [(task, it, p) for it, p in _predictions()]
+    assert _compare(rows, k) == len(rows)
+
+
 def test_ranking_of_reads_what_retrieved_of_reads():
     for _, p in _predictions():
         want = retrieved_of(p.raw)
@@ -144,11 +170,16 @@ def test_ranking_of_reads_what_retrieved_of_reads():
         if want is None:
             assert got is None
             continue
-        ids, scores = got
+        ids, scores, ages = got
         assert ids == [e.round_id for e in want]
         s = scores_of(list(scores)).tolist()
         assert [None if v != v else v for v in s] == [None if e.score is None or e.score != e.score else e.score
                                                       for e in want]
+        # ages as ages_of reads them: None (NaN) where retrieved_of reads none, +inf where it reads no finite one
+        a = ages_of(list(ages)).tolist()
+        assert [None if v != v else v for v in a] == [
+            None if e.recency_age is None else e.recency_age if math.isfinite(e.recency_age) else math.inf
+            for e in want]
 
 
 def test_a_hand_computed_row():

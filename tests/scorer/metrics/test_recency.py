@@ -217,25 +217,162 @@ def test_section_rejects_bad_options():
         section.build(E.context([_y3_item()], [], extra={"recency_alphas": [1.5]}))
 
 
-def test_section_cases_with_facts_shared_by_runs_equal_cases_per_run():
-    """The section's per-item facts (eligibility, clue chain, which rounds are stale), shared by
-    every run's cases_of, give each run the cases it gets alone; D1:2 is stale for one item and the
-    latest clue of the other, so facts mixed up between items would show."""
-    from scorer.sections import recency as section
-    from scorer.sections.evidence_records import by_group, collect
+def _reference_cases(records, age_source):
+    """Each group's re-rankable cases and skipped reasons, built one record at a time from its
+    Prediction.retrieved (Retrieved objects), as the section built them before it read the flat
+    arrays: the reference for scorer.metrics.recency_flat."""
+    from dataclasses import replace
 
-    a = E.item(1, ["Y3"], ["D1:1", "D2:2"], ["D1", "D2"])
-    b = E.item(2, ["Y3"], ["D1:1", "D1:2"], ["D1"])
-    pool = [{"round": r, "score": 0.9 - 0.1 * i, "recency_age": 1 + i}
-            for i, r in enumerate(["D1:2", "D1:1", "D2:2", "D2:1", "D3:1"])]
-    runs = [E.run(m, [E.pred(it, retrieved=pool[j:] + pool[:j], judge=1.0) for it in (a, b)])
-            for j, m in enumerate(["semantic_rag__multimodal", "mma", "fc"])]
-    records, _ = collect(E.context([a, b], runs, resamples=100))
-    groups = list(by_group(records).values())
-    assert len(groups) == 3
-    facts: dict = {}
-    shared = [section.cases_of(recs, "logged", facts) for recs in groups]
-    alone = [section.cases_of(recs, "logged") for recs in groups]
-    assert shared == alone
-    stale = {c.latest: c.stale for cases, _ in alone for c in cases}
-    assert stale == {"D2:2": frozenset({"D1:1", "D1:2", "D2:1"}), "D1:2": frozenset({"D1:1"})}
+    from scorer.metrics.evidence import dedupe, temporal_eligible
+    from scorer.sections.evidence_records import by_group
+
+    out = {}
+    for g, recs in by_group(records).items():
+        cases, skipped = [], {}
+        for r in recs:
+            item, task = r.item, r.task
+            if not (item.answerable and temporal_eligible(task, item)):
+                continue
+            retrieved = r.prediction.retrieved
+            if retrieved is None:
+                continue
+            pool = dedupe(retrieved)
+            if age_source == "dialogue":
+                end = len(task.rounds)
+                pool = tuple(e if e.recency_age is not None or task.order_of(e.round_id) is None
+                             else replace(e, recency_age=float(end - task.order_of(e.round_id))) for e in pool)
+            why = missing_inputs(pool)
+            if why:
+                skipped[why] = skipped.get(why, 0) + 1
+                continue
+            chain = task.clue_chain(item)
+            stale = frozenset(e.round_id for e in pool if task.is_stale(item, e.round_id))
+            cases.append(RecencyCase(pool, tuple(c.round_id for c in chain), chain[-1].round_id, stale, r.cluster))
+        out[g] = (cases, skipped)
+    return out
+
+
+def _flat_cases(ctx, age_source):
+    from scorer.metrics.recency_flat import RERANKABLE, pools_of, recency_rows
+    from scorer.sections import evidence_records as er
+
+    records, _ = er.collect(ctx)
+    fe = er.flat(ctx)
+    rows = recency_rows(fe, age_source)
+    out = {}
+    for g, at in er.group_rows(ctx).items():
+        why = rows.why[at]
+        ok = at[why == RERANKABLE]
+        skipped = {}
+        for c in why[why > RERANKABLE].tolist():
+            skipped[rows.reason(c)] = skipped.get(rows.reason(c), 0) + 1
+        out[g] = (pools_of(fe, rows, ok, [records[i].cluster for i in ok.tolist()]), skipped)
+    return out
+
+
+def _odd_pools_context():
+    """Rows of every kind a ranking can log (see each comment), over items that are and are not
+    cases (one item per kind of row and kind of item); four runs log each item a different kind of
+    row, one of them an upstream log (method_runtime) for every other item."""
+    kinds = [  # (y labels, clue rounds, sessions, answerable, cluster)
+        (["Y3"], ["D1:1", "D2:2"], ["D1", "D2"], True, ""),
+        (["Y3"], ["D1:1", "D1:2"], ["D1"], True, "k2"),
+        (["Y3"], ["D2:2"], [], True, ""),  # Y3 with one clue: not temporal-eligible
+        (["Y3"], ["D1:1", "D2:2"], [], False, ""),  # unanswerable
+        (["Y1"], ["D1:1", "D2:2"], [], True, ""),  # not Y3
+    ]
+    e = lambda r, s=0.5, age=3: {"round": r, "score": s, "recency_age": age}  # noqa: E731
+    logs = [
+        [e("D1:2", 0.9, 1), e("D1:1", 0.8, 2), e("D1:2", 0.7, 9), e("D2:2", 0.8, 3), e("D9:9", 0.5, 4)],  # a repeat, a round not in the task
+        [e("D1:1", None), e("D2:2")],  # no score
+        [e("D1:1", 0.6, None), e("D2:2", 0.4, 1)],  # an age missing: filled in from the dialogue
+        [e("D1:1", 0.6, None), e("D9:1", 0.4, None)],  # … but not for a round the task lacks
+        [e("D1:1", 0.6, "nan"), e("D2:2")],  # an age logged as NaN is never filled in
+        [e("D2:2", 0.6, "inf"), e("D1:1", 0.5, 10 ** 400)],
+        [e("D2:2", 10 ** 400), e("D1:1")],  # a score past a float's range: +inf, not re-ranked
+        [],  # an empty pool
+        ["D1:1", "D2:2"],  # ids only: no scores
+        [{"round": 5, "score": 0.9}, e("D2:2", 0.5, True), {"round_id": "D1:1", "score": "0.5", "recency_age": "3"}],
+        [e("D1:1", 0.5, 2), e("D2:2", 0.5, 2), e("D1:2", 0.5, 2), e("D2:1", 0.5, 2)],  # ties everywhere
+        [e("D1:3", 0.9, 6), e("D2:1", 0.8, 5), e("D1:1", 0.7, 7), e("D2:2", 0.2, 1)],  # stale above latest
+        None,  # no ranking logged
+    ]
+    items = [E.item(100 * t + i, y, clues, sessions, answerable=ok, cluster=cluster)
+             for t, (y, clues, sessions, ok, cluster) in enumerate(kinds) for i in range(len(logs))]
+    runtime = {"seed_round_ids": ["D1:1", "D2:2", 7], "top_candidates": [{"round_id": "D1:1", "score": 0.9}]}
+    runs = []
+    for j, method in enumerate(["semantic_rag__multimodal", "mma", "fc", "upstream"]):
+        preds = []
+        for n, it in enumerate(items):
+            if method == "upstream" and n % 2:
+                preds.append(E.pred(it, judge=1.0, method_runtime=runtime))
+            else:
+                preds.append(E.pred(it, retrieved=logs[(n + j) % len(logs)], judge=1.0))
+        runs.append(E.run(method, preds, backbone=f"b{j % 2}"))
+    return items, runs
+
+
+@pytest.mark.parametrize("age_source", ["logged", "dialogue"])
+def test_flat_cases_equal_the_cases_built_from_each_rows_retrieved_list(age_source):
+    """scorer.metrics.recency_flat's cases (which rows, why the others are left out, each pool's
+    entries, latest and stale flags) equal the ones built record by record from Prediction.retrieved,
+    and give the same values at every K and α, on rows of every kind."""
+    from scorer.metrics.recency import Pools, pool_values
+
+    items, runs = _odd_pools_context()
+    ctx = E.context(items, runs, resamples=100)
+    from scorer.sections.evidence_records import collect
+
+    want = _reference_cases(collect(ctx)[0], age_source)
+    got = _flat_cases(ctx, age_source)
+    assert list(got) == list(want)
+    n_cases = n_skipped = 0
+    for g, (cases, skipped) in want.items():
+        pools, flat_skipped = got[g]
+        assert flat_skipped == skipped, g
+        ref = Pools.of_cases(cases)
+        assert pools.size.tolist() == ref.size.tolist()
+        for f in ("sim", "age", "latest", "stale"):
+            assert getattr(pools, f).tolist() == getattr(ref, f).tolist(), (g, f)
+        assert list(pools.clusters) == list(ref.clusters)
+        for k in (1, 2, 3, 10):
+            for a, by_metric in pool_values(pools, k, (1.0, 0.7, 0.5, 0.0)).items():
+                ref_values = pool_values(ref, k, (1.0, 0.7, 0.5, 0.0))[a]
+                assert {m: v.tolist() for m, v in by_metric.items()} == {m: v.tolist() for m, v in ref_values.items()}
+        n_cases += len(cases)
+        n_skipped += sum(skipped.values())
+    # the rows above do exercise both sides: re-rankable cases and every reason
+    assert n_cases >= 12 and n_skipped >= 20
+    reasons = {why for _, skipped in want.values() for why in skipped}
+    assert reasons == {"empty candidate pool", "no similarity score", "no recency age"}
+
+
+def test_flat_cases_on_a_task_that_names_a_round_twice():
+    """A task whose round id appears twice (`validate` calls it an error; `score` reads the task as
+    scorer.model.Task does, the later round): the flat cases still equal the record-by-record ones."""
+    from dataclasses import replace
+
+    from scorer.model import Benchmark, Task
+    from scorer.sections.base import ScoreContext, ScoreOptions
+    from scorer.load.frame import predictions_frame
+
+    items, runs = _odd_pools_context()
+    sessions = list(E.make_sessions())
+    d3 = sessions[2]
+    moved = replace(d3.rounds[0], round_id="D1:2")  # D1:2 again, in session D3, after the latest clue D2:2
+    sessions[2] = replace(d3, rounds=(moved, *d3.rounds[1:]))
+    bench = Benchmark(E.bench(items).root, "hand", (Task(E.TASK, tuple(sessions), tuple(items)),))
+    ctx = ScoreContext(bench, runs, predictions_frame(bench, runs), None, ScoreOptions(resamples=100))
+    from scorer.sections.evidence_records import collect
+
+    for age_source in ("logged", "dialogue"):
+        want = _reference_cases(collect(ctx)[0], age_source)
+        got = _flat_cases(ctx, age_source)
+        for g, (cases, skipped) in want.items():
+            pools, flat_skipped = got[g]
+            assert flat_skipped == skipped
+            from scorer.metrics.recency import Pools
+
+            ref = Pools.of_cases(cases)
+            for f in ("size", "sim", "age", "latest", "stale"):
+                assert getattr(pools, f).tolist() == getattr(ref, f).tolist(), (g, f, age_source)

@@ -180,3 +180,43 @@ def test_abstention_reads_no_row_when_the_reader_saw_none_log_it(tmp_path, logge
     lean = score(bench, [runs], options=opts, sections=["abstention"], lean=True).json_data()["abstention"]
     full = score(bench, [runs], options=opts, sections=["abstention"], lean=False).json_data()["abstention"]
     assert _same(full, lean) == []
+
+
+def _with_odd_rankings(tmp_path):
+    """A copy of the demo whose ranked runs log scores and recency ages of every kind: a score past a
+    float's range (an integer of 401 digits), ages missing, logged as "nan", "inf", text or true."""
+    root = tmp_path / "demo"
+    shutil.copytree(DEMO, root)
+    odd_ages = [None, "nan", "inf", "7", True, 10 ** 400]
+    changed = 0
+    for path in sorted((root / "runs").rglob("predictions.jsonl")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        out = []
+        for n, line in enumerate(lines):
+            row = json.loads(line)
+            ranked = row.get("retrieved")
+            if isinstance(ranked, list) and ranked and isinstance(ranked[0], dict) and n % 3 == 0:
+                ranked[0]["score"] = 10 ** 400 if n % 2 else ranked[0].get("score")
+                if len(ranked) > 1:
+                    age = odd_ages[(n // 3) % len(odd_ages)]
+                    if age is None:
+                        ranked[1].pop("recency_age", None)
+                    else:
+                        ranked[1]["recency_age"] = age
+                changed += 1
+            out.append(json.dumps(row))
+        path.write_text("\n".join(out) + "\n", encoding="utf-8")
+    assert changed > 50
+    return root
+
+
+@pytest.mark.parametrize("age_source", ["logged", "dialogue"])
+def test_rankings_with_odd_scores_and_ages_read_alike_by_both_readers(tmp_path, age_source):
+    """Scores and ages that are no plain finite number: the lean reader's arrays (the recency
+    section reads ages from them) give the full reader's report, and a 401-digit score no longer
+    stops the report (it raised OverflowError before)."""
+    root = _with_odd_rankings(tmp_path)
+    data = _reports_agree(root, [root / "runs"], ScoreOptions(resamples=200, extra={"recency_age_source": age_source}))
+    reasons = {r["reason"] for r in data["recency"]["not_reranked"]}
+    assert {"no similarity score", "no recency age"} <= reasons if age_source == "logged" else "no similarity score" in reasons
+    assert data["recency"]["rows"]
