@@ -53,6 +53,7 @@ def rotation_problems(run: Run, joiner: Joiner) -> list[RunProblem]:
     misplaced: list[tuple[int, str]] = []  # (line, rotation_idx): outside the item's, repeated or not a number
     not_text: list[tuple[int, str]] = []  # (line, the choice as logged): a rotation choice that is not text
     no_option: list[tuple[int, str]] = []  # (line, the choice as logged): text that is none of the options' letters
+    no_option_legacy: list[tuple[int, str]] = []  # the same, in a row of a single-options (legacy) item
     mcq = 0
     for p in run.predictions:
         if p.mode != "mcq":
@@ -62,6 +63,12 @@ def rotation_problems(run: Run, joiner: Joiner) -> list[RunProblem]:
             odd = next(c for r in rots if isinstance(r, dict) and (c := r.get("choice")) is not None and c.__class__ is not str)
             not_text.append((p.line, json.dumps(odd, ensure_ascii=False)[:40]))
         item = joiner.item(run, p)
+        if item is not None and item.mcq_form == "legacy" and item.rotations:
+            # scored as one rotation: the `rotations` list where the row logs one, else its `choice`
+            odd = _off_option_choice(rots, item) if isinstance(rots, list) else \
+                _off_option_choice([{"choice": p.raw.get("choice")}], item, "choice")
+            if odd is not None:
+                no_option_legacy.append((p.line, odd))
         if item is None or item.mcq_form != "rotation" or not item.rotations:
             continue
         mcq += 1
@@ -124,6 +131,12 @@ def rotation_problems(run: Run, joiner: Joiner) -> list[RunProblem]:
             f"{len(no_option)} rotation MCQ row(s) log a rotation `choice` that is none of its rotation's option "
             f"letters (first: {no_option[0][1]}): it is read as no answer, and that rotation counts as wrong "
             f"(upstream's runner logs a letter, or {INVALID} when it could not read one)", "off_option_choice"))
+    if no_option_legacy:
+        out.append(RunProblem(
+            f"{_pred_file(run)}:{no_option_legacy[0][0]}", "warning",
+            f"{len(no_option_legacy)} MCQ row(s) of single-options items log a `choice` that is none of the item's "
+            f"option letters (first: {no_option_legacy[0][1]}): it is read as no answer, and the row counts as "
+            f"wrong (upstream's runner logs a letter, or {INVALID} when it could not read one)", "off_option_choice"))
     if not_text:
         out.append(RunProblem(
             f"{_pred_file(run)}:{not_text[0][0]}", "error",
@@ -132,14 +145,15 @@ def rotation_problems(run: Run, joiner: Joiner) -> list[RunProblem]:
     return out
 
 
-def _off_option_choice(rots: list, item) -> str | None:
+def _off_option_choice(rots: list, item, label: str = "rotation") -> str | None:
     """The first text `choice` of a rotations list that is not one of the option letters of the
     rotation it is scored against, and not its answer letter either — "Z", "AB", a letter with
     terminal escapes, "E" on a four-option item — as "rotation K 'TEXT'" (JSON-quoted: control
     characters escaped); None when there is none. Choices are placed as scoring places them
     (scorer.model.rows.choices_of_row: by rotation_idx where those place every entry, else in the
     order logged; entries past the item's rotations are not scored). Upstream's INVALID marker and
-    a missing choice are answers the runner could not read, not this."""
+    a missing choice are answers the runner could not read, not this. `label`: "rotation" (shown
+    with its index) or "choice" (a legacy row's bare choice, shown alone)."""
     n = len(item.rotations)
     entries = [r if isinstance(r, dict) else {} for r in rots]  # a non-object keeps its place, as scored
     idx = [r.get("rotation_idx") for r in entries]
@@ -154,7 +168,8 @@ def _off_option_choice(rots: list, item) -> str | None:
         rot = item.rotations[k]
         chosen = letter(c)
         if chosen not in rot.options and chosen != letter(rot.answer):
-            return f"rotation {k} {json.dumps(c[:32], ensure_ascii=False)}"
+            shown = json.dumps(c[:32], ensure_ascii=False)
+            return f"rotation {k} {shown}" if label == "rotation" else shown
     return None
 
 

@@ -118,6 +118,34 @@ def test_a_genuine_question_mismatch_warns_in_score(bench, tmp_path, capsys):
     assert code == 1 and any("question differs" in ln and ": error:" in ln for ln in lines)
 
 
+@pytest.mark.parametrize("choice, shown, warned", [("Z", '"Z"', True), ("E", '"E"', True),
+                                                    ("\x1b[1mB", '"\\u001b[1mB"', True),
+                                                    ("INVALID", "", False), (" b ", "", False), (None, "", False)])
+def test_a_legacy_choice_that_is_no_option_letter_is_a_warning(bench, tmp_path, capsys, choice, shown, warned):
+    """A single-options (legacy) item's row whose `choice` is none of the item's letters reads as a
+    wrong answer, as a rotation's does; `validate` says so (it had, for rotation items only)."""
+    runs = tmp_path / "runs"
+
+    def edit(row: dict) -> None:
+        if row["idx"] == 2:  # the mini benchmark's legacy item
+            row["choice"] = choice
+
+    write_upstream_run(runs, dialog(bench), answer=first_correct, row_hook=edit)
+    code, lines = validate_lines(bench, runs, capsys)
+    found = [ln for ln in lines if "single-options items" in ln]
+    assert code == 0 and "\x1b" not in "\n".join(lines)
+    if not warned:
+        assert found == [], lines
+        return
+    assert found == [f"{next(runs.rglob('predictions.jsonl'))}:2: warning: 1 MCQ row(s) of single-options items log "
+                     f"a `choice` that is none of the item's option letters (first: {shown}): it is read as no "
+                     "answer, and the row counts as wrong (upstream's runner logs a letter, or INVALID when it could "
+                     "not read one)"]
+    report = score(bench, [runs], sections=["matrix"], options=ScoreOptions(resamples=10))
+    cells = [r for r in report.json_data()["matrix"] if r["metric"] == "em" and r["agg"] == "micro"]
+    assert cells[0]["value"] == pytest.approx((1.0 + 0.0 + 1.0) / 3)  # the legacy row counts as wrong
+
+
 def test_legacy_answer_letter_precedence_and_disagreement(tmp_path, capsys):
     def mutate(d: dict) -> None:
         d["human-annotated QAs"][1]["answer"] = "C"  # a letter; options.answer says B
