@@ -23,6 +23,7 @@ from scorer.embed.cache import EmbeddingCache, text_key
 from scorer.embed.model import DEFAULT_MODEL, embed_texts
 from scorer.errors import UserError
 from scorer.model import Benchmark, Item, Task
+from scorer.model.run import CONFIG, METRICS, PREDICTIONS
 
 METHOD = "semantic_rag_minilm"
 
@@ -140,9 +141,9 @@ def write_task_runs(out: Path, task: Task, pools: dict[str, list[Ranked]], cfg: 
         metrics = {"task_name": task.name, "model_name": cfg.backbone, "method_name": cfg.method,
                    "effective_method_name": cfg.method, "method_modality": "text_only", "mode": mode,
                    "num_qas_run": len(items), "retrieval_only": True, "summary": {}}
-        (folder / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-        (folder / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
-        with (folder / "predictions.jsonl").open("w", encoding="utf-8") as fh:
+        (folder / CONFIG).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+        (folder / METRICS).write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
+        with (folder / PREDICTIONS).open("w", encoding="utf-8") as fh:
             for it in items:
                 fh.write(json.dumps(retrieval_row(it, pools.get(it.item_id, []), cfg), ensure_ascii=False) + "\n")
         folders.append(folder)

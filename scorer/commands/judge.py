@@ -47,6 +47,7 @@ from scorer.judge.runner import (
     plan_model,
     select_rows,
 )
+from scorer.model.run import CONFIG, PREDICTIONS
 from scorer.safe_text import plain
 
 MAX_LISTED_FAILURES = 10
@@ -146,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     if args.in_place:
         for lr in runs:  # every folder rewritten, checked before any request is paid for
             check_writable(lr.run.folder, folder=True, option="--in-place")
-            for name in (write.PREDICTIONS, write.CONFIG):
+            for name in (PREDICTIONS, CONFIG):
                 if (lr.run.folder / name).exists():
                     check_writable(lr.run.folder / name, folder=False, option="--in-place")
         trees = {args.model[0]: None}
@@ -325,7 +326,7 @@ def _report(out: Console, mr: ModelRun, sel, runs, cache_path: Path) -> None:
         for job, res in failures[:MAX_LISTED_FAILURES]:
             ref = job.rows[0]
             p = runs[ref.run].run.predictions[ref.row]
-            where = runs[ref.run].run.folder / "predictions.jsonl"
+            where = runs[ref.run].run.folder / PREDICTIONS
             more = f" (+{len(job.rows) - 1} rows with the same prompt)" if len(job.rows) > 1 else ""
             print(plain(f"  {where}:{p.line}{more}: {res.error or ''}"), file=sys.stderr)
         if len(failures) > MAX_LISTED_FAILURES:

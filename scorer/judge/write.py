@@ -21,6 +21,7 @@ from typing import Any, Mapping, Sequence
 
 from scorer.errors import UserError
 from scorer.judge.runner import LoadedRun, Result
+from scorer.model.run import CONFIG, PREDICTIONS
 
 try:
     import orjson
@@ -35,7 +36,6 @@ except ImportError:  # pragma: no cover - orjson is a core dependency
     def _dumps(row: Mapping) -> bytes:
         return json.dumps(row, ensure_ascii=False).encode("utf-8")
 
-PREDICTIONS, CONFIG = "predictions.jsonl", "config.json"
 PANEL_MEDIAN = "panel-median"
 
 

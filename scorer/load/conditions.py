@@ -23,6 +23,7 @@ from typing import Any, Mapping
 
 from scorer.errors import DataError
 from scorer.load.jsonio import read_json
+from scorer.model.run import CONFIG, METRICS
 from scorer.metrics.mosaic_labels import CARRIERS, CONDITION_NAMES, CONDITION_STAGE, STAGES
 
 FIELDS = ("condition", "stage", "budget", "carrier", "ranking")
@@ -112,7 +113,7 @@ def load_file(path: str | Path) -> dict[str, Condition]:
 
 def declared(folder: Path, config: Mapping[str, Any], metrics: Mapping[str, Any]) -> Condition | None:
     """What a run folder's metrics.json (else config.json) declares at its top level, or None."""
-    for name, doc in (("metrics.json", metrics), ("config.json", config)):
+    for name, doc in ((METRICS, metrics), (CONFIG, config)):
         if isinstance(doc, Mapping) and any(k in doc for k in FIELDS[:4]):
             return parse({k: doc[k] for k in FIELDS if k in doc}, str(Path(folder) / name), "condition")
     return None

@@ -10,8 +10,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from scorer.model import Benchmark, Run
+from scorer.model.run import RUN_FILES
 
-RUN_FILES = ("config.json", "metrics.json", "predictions.jsonl")  # what a run folder is read from
 
 
 def sha256_file(path: str | Path) -> str:

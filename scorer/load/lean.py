@@ -30,10 +30,11 @@ from scorer.load.joined_rows import JoinedRows
 from scorer.load.lean_columns import NUMERIC, Columns, ItemTable, row_columns
 from scorer.load.parallel import read_parts
 from scorer.load.row_checks import NUMBER_FIELDS, lenient_row, row_problems
-from scorer.load.runs import PREDICTIONS, find_run_folders, gc_paused, run_identity, walk_run_folders
+from scorer.load.runs import find_run_folders, gc_paused, run_identity, walk_run_folders
 from scorer.load.tasks import resolve_task
 from scorer.metrics.logged_lists import RoundNames
 from scorer.model import Benchmark, Run, RunProblem, frozen_map
+from scorer.model.run import CONFIG, METRICS, PREDICTIONS
 from scorer.names import DEFAULT_DISPLAY_NAMES
 
 if TYPE_CHECKING:  # imported where used: runs are read while pandas loads (scorer.scoring.score)
@@ -169,8 +170,8 @@ def _decode_rows(raw: list[bytes], pred_path: Path, lines: list[int],
 def _read_folder(folder: Path, table: ItemTable, cols: Columns, names: Mapping[str, str], files: list,
                  shared: dict | None = None, evidence: bool = False,
                  round_names: RoundNames | None = None) -> tuple[Run, int]:
-    config = _json_file(folder / "config.json", files)
-    metrics = _json_file(folder / "metrics.json", files)
+    config = _json_file(folder / CONFIG, files)
+    metrics = _json_file(folder / METRICS, files)
     pred_path = folder / PREDICTIONS
     data, digest = _hash_file(pred_path)
     files.append((str(pred_path), digest, len(data)))
@@ -186,7 +187,7 @@ def _read_folder(folder: Path, table: ItemTable, cols: Columns, names: Mapping[s
     backbone, method, task, mode, modality = run_identity(folder, config, metrics, first)
     task, note = resolve_task(task, config, metrics, table.tasks)
     if note:
-        problems.append(RunProblem(str(folder / "metrics.json"), "note", note, "task_name"))
+        problems.append(RunProblem(str(folder / METRICS), "note", note, "task_name"))
     run = Run(backbone=backbone, method=method, mode=mode, task=task, folder=folder, modality=modality,
               config=frozen_map(config), metrics=frozen_map(metrics), problems=tuple(problems))
     found, unmatched = row_columns(rows, lines, run, names, table, shared, fast, evidence, round_names)

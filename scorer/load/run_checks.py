@@ -31,6 +31,7 @@ from scorer.load.join import Joiner
 from scorer.load.text_metrics import text_metric_problem
 from scorer.metrics.scales import check_range, in_unit_interval, scale_text
 from scorer.model import Benchmark, Run, RunProblem
+from scorer.model.run import METRICS, PREDICTIONS
 from scorer.load.row_checks import SCORE_FIELDS
 from scorer.metrics.answers import letter
 from scorer.model.rows import INVALID, NON_TEXT_CHOICE, num, placeable, row_rotation_oddity, unjudgeable
@@ -42,7 +43,7 @@ RANGE_FIELDS = ("judge", "bleu_1", "f1")  # recorded scores that must lie in [0,
 
 
 def _pred_file(run: Run) -> str:
-    return str(run.folder / "predictions.jsonl")
+    return str(run.folder / PREDICTIONS)
 
 
 def rotation_problems(run: Run, joiner: Joiner) -> list[RunProblem]:
@@ -268,7 +269,7 @@ def summary_problems(run: Run) -> list[RunProblem]:
     if not diffs:
         return []
     shown = "; ".join(diffs[:3]) + (f"; (+{len(diffs) - 3} more)" if len(diffs) > 3 else "")
-    return [RunProblem(str(run.folder / "metrics.json"), "warning",
+    return [RunProblem(str(run.folder / METRICS), "warning",
                        f"stale or edited summary: {len(diffs)} figure(s) differ from the rows — {shown}; "
                        "memscope scores the rows", "stale_summary")]
 

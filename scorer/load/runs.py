@@ -20,9 +20,9 @@ from scorer.load.jsonio import jsonl_lines, loads, read_json, read_regular, stat
 from scorer.load.row_checks import lenient_row, row_problems
 from scorer.load.tasks import resolve_task
 from scorer.model import Prediction, Run, RunProblem, frozen_map
+from scorer.model.run import CONFIG, METRICS, PREDICTIONS
 from scorer.names import family_from_modality
 
-PREDICTIONS = "predictions.jsonl"
 NO_RUN_FOLDER = f"no run folder under it (a folder with {PREDICTIONS})"
 FOLDER_RE = re.compile(r"^(?P<stamp>\d{8}_\d{6})_(?P<rest>.+)$")
 
@@ -161,12 +161,12 @@ def read_run_folder(folder: Path, tasks: Collection[str] = ()) -> Run:
     """One run folder, with its raw rows. `tasks`: the benchmark's task names, to resolve the
     run's task against (scorer.load.tasks); empty, the run keeps the name it gives."""
     # Present but not a regular file (a folder, a symlink loop, a FIFO) is an error, not "absent".
-    config = read_json(folder / "config.json") if os.path.lexists(folder / "config.json") else {}
-    metrics = read_json(folder / "metrics.json") if os.path.lexists(folder / "metrics.json") else {}
+    config = read_json(folder / CONFIG) if os.path.lexists(folder / CONFIG) else {}
+    metrics = read_json(folder / METRICS) if os.path.lexists(folder / METRICS) else {}
     if not isinstance(config, dict):
-        raise DataError(folder / "config.json", "", "must be a JSON object")
+        raise DataError(folder / CONFIG, "", "must be a JSON object")
     if not isinstance(metrics, dict):
-        raise DataError(folder / "metrics.json", "", "must be a JSON object")
+        raise DataError(folder / METRICS, "", "must be a JSON object")
     problems: list[RunProblem] = []
     rows = read_rows(folder / PREDICTIONS, problems)
     problems += row_problems(str(folder / PREDICTIONS), rows)
@@ -174,7 +174,7 @@ def read_run_folder(folder: Path, tasks: Collection[str] = ()) -> Run:
     backbone, method, task, mode, modality = run_identity(folder, config, metrics, first)
     task, note = resolve_task(task, config, metrics, tasks)
     if note:
-        problems.append(RunProblem(str(folder / "metrics.json"), "note", note, "task_name"))
+        problems.append(RunProblem(str(folder / METRICS), "note", note, "task_name"))
     predictions = tuple(parse_row(row, line, task, mode) for line, row in rows)
     return Run(
         backbone=backbone,

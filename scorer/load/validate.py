@@ -21,7 +21,7 @@ from scorer.load.json_keys import repeated_keys, repeated_keys_by_line, repeated
 from scorer.load.jsonio import read_regular
 from scorer.load.memeye import QA_KEYS, legacy_answer_letter, relpath
 from scorer.load.run_checks import check_run
-from scorer.load.runs import PREDICTIONS
+from scorer.model.run import CONFIG, METRICS, PREDICTIONS
 from scorer.model import (
     CHAIN_CHALLENGES,
     CHAIN_MODALITIES,
@@ -293,7 +293,7 @@ def check_runs(bench: Benchmark, runs: Sequence[Run]) -> list[Finding]:
         # Scoring goes on past a question mismatch (a warning there); validation calls it an error,
         # since a row joined to the wrong question makes every number built on it wrong.
         severity = ERROR if prob.kind == "question_mismatch" else prob.severity
-        out.append(Finding(str(prob.run.folder / "predictions.jsonl"), str(prob.prediction.line),
+        out.append(Finding(str(prob.run.folder / PREDICTIONS), str(prob.prediction.line),
                            severity, prob.message))
     keys = Counter((r.backbone, r.method, r.mode, r.task) for r in runs)
     for (b, m, mode, t), n in keys.items():
@@ -313,12 +313,12 @@ def duplicate_rows(run: Run, joiner: Joiner) -> list[Finding]:
             continue
         line = first.setdefault((item.item_id, item.mode), p.line)
         if line != p.line:
-            out.append(Finding(str(run.folder / "predictions.jsonl"), str(p.line), ERROR,
+            out.append(Finding(str(run.folder / PREDICTIONS), str(p.line), ERROR,
                                f"row repeats item {item.item_id} ({item.mode}) answered on line {line}"))
     return out
 
 
-RUN_JSON_FILES = ("config.json", "metrics.json")  # a run folder's JSON files besides its predictions
+RUN_JSON_FILES = (CONFIG, METRICS)  # a run folder's JSON files besides its predictions
 
 
 def repeated_key_findings(bench: Benchmark, runs: Sequence[Run]) -> list[Finding]:

@@ -15,6 +15,12 @@ from scorer.model.rows import (Retrieved, RotationResult, delivered_of, history_
                                rotations_of, row_text)
 
 
+# A run folder's files, as the MemEye runner writes them (read by every run reader, written by
+# `memscope retrieve` and the judge)
+PREDICTIONS, CONFIG, METRICS = "predictions.jsonl", "config.json", "metrics.json"
+RUN_FILES = (CONFIG, METRICS, PREDICTIONS)
+
+
 def _of_type(v: Any, t: type) -> Any:
     return v if type(v) is t else None
 

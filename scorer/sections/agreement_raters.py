@@ -48,9 +48,9 @@ from scorer.metrics.agreement import (
     ordinal_kappas,
 )
 from scorer.metrics.answers import coerce_judge
+from scorer.model.run import PREDICTIONS
 from scorer.sections.base import ScoreContext, Table
 
-PREDICTIONS = "predictions.jsonl"
 MARKERS = (b'"judge_panel"', b'"judge_previous"')
 MARKER_PREFIX = b'"judge_p'  # what both field names start with
 FIELDS = ("judge_panel", "judge_previous")  # the same, as a loaded row's keys
