@@ -9,8 +9,10 @@ Latest-Miss, Stale-Dominance and Rank-Inversion on the eligible Y3 items, with p
 against α = 1.0 (similarity alone). Re-ranking cannot bring back a latest clue that is not in the
 pool, so Latest-Miss only moves when the pool is longer than K.
 
-A candidate pool is re-rankable only when every candidate has a score and an age; items that are not
-are counted and left out, and a run with none is reported as not re-rankable.
+A candidate pool is re-rankable only when every candidate has a score and an age, the age not below
+0 (a distance in rounds: a negative one cannot be right, and −λ·Δt past a float's range had stopped the
+report); items that are not are counted and left out, and a run with none is reported as not
+re-rankable.
 
 Pure functions: no I/O, no printing.
 """
@@ -35,7 +37,8 @@ RECENCY_METRICS = ("latest_clue_recall", "latest_miss", "stale_dominance", "rank
 
 # Why a pool cannot be re-ranked, first that holds (the report's `not_reranked` reasons)
 EMPTY_POOL, NO_SCORE, NO_AGE = "empty candidate pool", "no similarity score", "no recency age"
-NOT_RERANKED = (EMPTY_POOL, NO_SCORE, NO_AGE)
+NEGATIVE_AGE = "negative recency age"  # a distance in rounds to the question cannot be below 0
+NOT_RERANKED = (EMPTY_POOL, NO_SCORE, NO_AGE, NEGATIVE_AGE)
 
 
 def missing_inputs(entries: Sequence[Retrieved]) -> str | None:
@@ -46,6 +49,8 @@ def missing_inputs(entries: Sequence[Retrieved]) -> str | None:
         return NO_SCORE
     if any(e.recency_age is None or not math.isfinite(e.recency_age) for e in entries):
         return NO_AGE
+    if any(e.recency_age < 0 for e in entries):
+        return NEGATIVE_AGE
     return None
 
 

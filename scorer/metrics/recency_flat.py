@@ -54,7 +54,7 @@ def dialogue_ages(fe: FlatEvidence) -> np.ndarray:
 
 def recency_rows(fe: FlatEvidence, age_source: str = "logged") -> RecencyRows:
     """Which rows are cases, which of those can be re-ranked (every pool entry with a finite score
-    and age, the pool not empty), and the ages read (`age_source`: "logged" or "dialogue")."""
+    and a finite age of 0 or more, the pool not empty), and the ages read (`age_source`: "logged" or "dialogue")."""
     if age_source not in AGE_SOURCES:
         raise ValueError(f"age_source must be one of {AGE_SOURCES}, got {age_source!r}")
     n = fe.n
@@ -62,7 +62,8 @@ def recency_rows(fe: FlatEvidence, age_source: str = "logged") -> RecencyRows:
     age = dialogue_ages(fe) if age_source == "dialogue" else fe.e_age
     no_score = np.bincount(fe.e_row, weights=(~np.isfinite(fe.e_score)).astype(float), minlength=n) > 0
     no_age = np.bincount(fe.e_row, weights=(~np.isfinite(age)).astype(float), minlength=n) > 0
-    why = np.select([size == 0, no_score, no_age], [1, 2, 3], RERANKABLE).astype(np.int8)
+    negative = np.bincount(fe.e_row, weights=(age < 0).astype(float), minlength=n) > 0
+    why = np.select([size == 0, no_score, no_age, negative], [1, 2, 3, 4], RERANKABLE).astype(np.int8)
     why[~(fe.answerable & fe.eligible & fe.has_ret)] = NOT_A_CASE
     return RecencyRows(why, age, size, run_starts(size))
 

@@ -72,6 +72,8 @@ def test_runs_without_scores_or_ages():
     assert missing_inputs(pool(("D1:1", None, 3))) == "no similarity score"
     assert missing_inputs(pool(("D1:1", 0.4, None))) == "no recency age"
     assert missing_inputs(()) == "empty candidate pool"
+    assert missing_inputs(pool(("D1:1", 0.4, -1.0), ("D2:2", 0.5, None))) == "no recency age"  # first that holds
+    assert missing_inputs(pool(("D1:1", 0.4, -1.0), ("D2:2", 0.5, 3))) == "negative recency age"
     assert missing_inputs(A.pool) is None
     with pytest.raises(ValueError):
         rerank(pool(("D1:1", None, 3)), 0.5)
@@ -295,6 +297,8 @@ def _odd_pools_context():
         [{"round": 5, "score": 0.9}, e("D2:2", 0.5, True), {"round_id": "D1:1", "score": "0.5", "recency_age": "3"}],
         [e("D1:1", 0.5, 2), e("D2:2", 0.5, 2), e("D1:2", 0.5, 2), e("D2:1", 0.5, 2)],  # ties everywhere
         [e("D1:3", 0.9, 6), e("D2:1", 0.8, 5), e("D1:1", 0.7, 7), e("D2:2", 0.2, 1)],  # stale above latest
+        [e("D1:1", 0.9, -2), e("D2:2", 0.8, 1)],  # a negative age cannot be a distance: not re-ranked
+        [e("D2:2", 0.9, -1e6), e("D1:1", 0.8, None)],  # (−λ·Δt past a float's range had raised OverflowError)
         None,  # no ranking logged
     ]
     items = [E.item(100 * t + i, y, clues, sessions, answerable=ok, cluster=cluster)
@@ -344,7 +348,7 @@ def test_flat_cases_equal_the_cases_built_from_each_rows_retrieved_list(age_sour
     # the rows above do exercise both sides: re-rankable cases and every reason
     assert n_cases >= 12 and n_skipped >= 20
     reasons = {why for _, skipped in want.values() for why in skipped}
-    assert reasons == {"empty candidate pool", "no similarity score", "no recency age"}
+    assert reasons == {"empty candidate pool", "no similarity score", "no recency age", "negative recency age"}
 
 
 def test_flat_cases_on_a_task_that_names_a_round_twice():

@@ -187,7 +187,7 @@ def _with_odd_rankings(tmp_path):
     float's range (an integer of 401 digits), ages missing, logged as "nan", "inf", text or true."""
     root = tmp_path / "demo"
     shutil.copytree(DEMO, root)
-    odd_ages = [None, "nan", "inf", "7", True, 10 ** 400]
+    odd_ages = [None, "nan", "inf", "7", True, 10 ** 400, -(10 ** 6), "-3"]
     changed = 0
     for path in sorted((root / "runs").rglob("predictions.jsonl")):
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -196,9 +196,9 @@ def _with_odd_rankings(tmp_path):
             row = json.loads(line)
             ranked = row.get("retrieved")
             if isinstance(ranked, list) and ranked and isinstance(ranked[0], dict) and n % 3 == 0:
-                ranked[0]["score"] = 10 ** 400 if n % 2 else ranked[0].get("score")
+                ranked[0]["score"] = 10 ** 400 if changed % 5 == 1 else ranked[0].get("score")
                 if len(ranked) > 1:
-                    age = odd_ages[(n // 3) % len(odd_ages)]
+                    age = odd_ages[changed % len(odd_ages)]
                     if age is None:
                         ranked[1].pop("recency_age", None)
                     else:
@@ -212,11 +212,13 @@ def _with_odd_rankings(tmp_path):
 
 @pytest.mark.parametrize("age_source", ["logged", "dialogue"])
 def test_rankings_with_odd_scores_and_ages_read_alike_by_both_readers(tmp_path, age_source):
-    """Scores and ages that are no plain finite number: the lean reader's arrays (the recency
-    section reads ages from them) give the full reader's report, and a 401-digit score no longer
-    stops the report (it raised OverflowError before)."""
+    """Scores and ages that are no plain finite number, and negative ages: the lean reader's arrays
+    (the recency section reads ages from them) give the full reader's report, and neither a
+    401-digit score nor an age of −10⁶ (exp(−λ·Δt) past a float's range) stops the report (each
+    raised OverflowError before)."""
     root = _with_odd_rankings(tmp_path)
     data = _reports_agree(root, [root / "runs"], ScoreOptions(resamples=200, extra={"recency_age_source": age_source}))
     reasons = {r["reason"] for r in data["recency"]["not_reranked"]}
-    assert {"no similarity score", "no recency age"} <= reasons if age_source == "logged" else "no similarity score" in reasons
+    assert {"no similarity score", "negative recency age"} <= reasons
+    assert "no recency age" in reasons or age_source == "dialogue"
     assert data["recency"]["rows"]
