@@ -23,8 +23,8 @@ from typing import Any, Mapping
 
 from scorer.errors import DataError
 from scorer.load.jsonio import read_json
-from scorer.model.run import CONFIG, METRICS
 from scorer.metrics.mosaic_labels import CARRIERS, CONDITION_NAMES, CONDITION_STAGE, STAGES
+from scorer.model.run import CONFIG, METRICS
 
 FIELDS = ("condition", "stage", "budget", "carrier", "ranking")
 

@@ -13,7 +13,6 @@ from scorer.model import Benchmark, Run
 from scorer.model.run import RUN_FILES
 
 
-
 def sha256_file(path: str | Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:

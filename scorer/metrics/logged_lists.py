@@ -86,8 +86,8 @@ class RoundNames:
 @dataclass
 class LoggedLists:
     """What n rows logged: row i's ranking is `r_len[i]` entries (`r_name`, `r_score`: scores_of of
-    the logged scores, `r_age`: ages_of of the logged recency ages) and its delivered list `d_len[i]` entries (`d_name`), in the rows' order, each
-    list in its logged order; `has_rank[i]` / `has_del[i]`: row i logged that list (it may be empty).
+    the logged scores, `r_age`: ages_of of the logged recency ages) and its delivered list
+    `d_len[i]` entries (`d_name`), in the rows' order, each list in its logged order; `has_rank[i]` / `has_del[i]`: row i logged that list (it may be empty).
     A name is an index into `names`; one round id may stand at several indices (rows read in
     different parts)."""
 

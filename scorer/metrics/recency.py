@@ -105,9 +105,9 @@ class RecencyRow:
 @dataclass(frozen=True)
 class Pools:
     """The candidate pools of several cases as flat arrays: case i's entries are the next size[i]
-    entries, in pool order (deduplicated; every entry with a finite score and age), each with its
-    similarity, its recency age, and whether it is the case's latest clue or a stale round (never
-    both)."""
+    entries, in pool order (deduplicated; every entry with a finite score and a finite age of 0 or
+    more: what missing_inputs lets through), each with its similarity, its recency age, and whether
+    it is the case's latest clue or a stale round (never both)."""
 
     size: np.ndarray  # int64, entries per case
     rank: np.ndarray  # int64, each entry's logged rank (breaks equal mixed scores; then pool order)

@@ -53,8 +53,9 @@ def dialogue_ages(fe: FlatEvidence) -> np.ndarray:
 
 
 def recency_rows(fe: FlatEvidence, age_source: str = "logged") -> RecencyRows:
-    """Which rows are cases, which of those can be re-ranked (every pool entry with a finite score
-    and a finite age of 0 or more, the pool not empty), and the ages read (`age_source`: "logged" or "dialogue")."""
+    """Which rows are cases, which of those can be re-ranked (as scorer.metrics.recency's
+    missing_inputs: the pool not empty, every entry with a finite score and a finite age of 0 or
+    more), and the ages read (`age_source`: "logged" or "dialogue")."""
     if age_source not in AGE_SOURCES:
         raise ValueError(f"age_source must be one of {AGE_SOURCES}, got {age_source!r}")
     n = fe.n
@@ -63,7 +64,8 @@ def recency_rows(fe: FlatEvidence, age_source: str = "logged") -> RecencyRows:
     no_score = np.bincount(fe.e_row, weights=(~np.isfinite(fe.e_score)).astype(float), minlength=n) > 0
     no_age = np.bincount(fe.e_row, weights=(~np.isfinite(age)).astype(float), minlength=n) > 0
     negative = np.bincount(fe.e_row, weights=(age < 0).astype(float), minlength=n) > 0
-    why = np.select([size == 0, no_score, no_age, negative], [1, 2, 3, 4], RERANKABLE).astype(np.int8)
+    held = (size == 0, no_score, no_age, negative)  # NOT_RERANKED's reasons, in its order: the first that holds
+    why = np.select(held, range(1, len(NOT_RERANKED) + 1), RERANKABLE).astype(np.int8)
     why[~(fe.answerable & fe.eligible & fe.has_ret)] = NOT_A_CASE
     return RecencyRows(why, age, size, run_starts(size))
 
